@@ -1,0 +1,119 @@
+"""Write the standalone module: build its TUNED/PROVENANCE tables, read them back from an existing
+module, merge a GPU's winners in, and replace the file atomically under a lock."""
+
+from __future__ import annotations
+
+import ast
+import datetime
+import os
+import tempfile
+from pathlib import Path
+
+from filelock import FileLock
+
+import mlpgen
+from mlpgen.render import render_module, template_hash
+from mlpgen.space import DEFAULT_BUCKETS, heuristic_config
+from mlpgen.spec import KernelConfig, MLPSpec, SpecError
+
+DEFAULT_KEY = "default"
+
+
+def entry(config: KernelConfig, **times: float) -> dict:
+    """One TUNED cell: the config, its kernel's name and its measured times (µs)."""
+    d = config.to_dict()
+    d["kernel"] = config.kernel_name
+    d.update({k: round(v, 3) for k, v in times.items()})
+    return d
+
+
+def default_table(spec: MLPSpec, buckets=DEFAULT_BUCKETS) -> dict[int, dict]:
+    return {b: entry(heuristic_config(spec, b)) for b in buckets}
+
+
+def format_literal(obj, indent: int = 0) -> str:
+    """A Python literal with sorted keys, one cell per line: re-tuning diffs cleanly."""
+    pad = " " * (indent + 4)
+    if isinstance(obj, dict):
+        if not obj:
+            return "{}"
+        items = sorted(obj.items(), key=lambda kv: (str(type(kv[0])), kv[0]))
+        if all(not isinstance(v, dict) for _, v in items):  # a leaf cell: one line
+            return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in items) + "}"
+        body = "".join(f"{pad}{k!r}: {format_literal(v, indent + 4)},\n" for k, v in items)
+        return "{\n" + body + " " * indent + "}"
+    return repr(obj)
+
+
+def module_path(out_dir: Path, spec: MLPSpec) -> Path:
+    return Path(out_dir) / f"{spec.name}.py"
+
+
+def read_module(path: Path) -> tuple[MLPSpec, dict, dict]:
+    """SPEC, TUNED and PROVENANCE of a generated module, read without importing it."""
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError) as e:
+        raise SpecError(f"{path}: cannot read a generated module ({e.__class__.__name__})") from e
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id in ("SPEC", "TUNED", "PROVENANCE"):
+                found[target.id] = ast.literal_eval(node.value)
+    if "SPEC" not in found or "TUNED" not in found:
+        raise SpecError(f"{path}: not an mlpgen module (no SPEC/TUNED)")
+    return MLPSpec.from_dict(found["SPEC"]), found["TUNED"], found.get("PROVENANCE", {})
+
+
+def render(spec: MLPSpec, tuned: dict, provenance: dict) -> str:
+    configs = [KernelConfig.from_dict(c) for table in tuned.values() for c in table.values()]
+    header = {
+        "version": mlpgen.__version__,
+        "template_hash": template_hash(),
+        "date": datetime.date.today().isoformat(),
+    }
+    return render_module(spec, configs, format_literal(tuned), format_literal(provenance), header)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder and os.replace: readers never see half a file."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def lock_for(path: Path) -> FileLock:
+    path = Path(path)
+    return FileLock(str(path.parent / f".{path.name}.lock"))
+
+
+def write_module(
+    path: Path,
+    spec: MLPSpec,
+    gpu_key: str | None = None,
+    table: dict[int, dict] | None = None,
+    provenance: dict | None = None,
+    buckets=DEFAULT_BUCKETS,
+) -> Path:
+    """Create or update the module at `path`: refresh the heuristic default and, given a GPU key,
+    replace that GPU's table while keeping every other GPU's entries."""
+    path = Path(path)
+    with lock_for(path):
+        tuned, prov = {}, {}
+        if path.exists():
+            old_spec, tuned, prov = read_module(path)
+            if old_spec != spec:
+                raise SpecError(f"{path} holds {old_spec.name}, not {spec.name}")
+        tuned[DEFAULT_KEY] = default_table(spec, buckets)
+        if gpu_key is not None:
+            tuned[gpu_key] = dict(table or {})
+            prov[gpu_key] = dict(provenance or {})
+        atomic_write(path, render(spec, tuned, prov))
+    return path

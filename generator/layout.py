@@ -1,0 +1,64 @@
+"""How a spec is cut into register tiles for one config: the arithmetic the templates must not do.
+
+A width w is cut into chunks of `config.chunk` columns; a width narrower than the chunk becomes a
+single chunk padded to a power of two (at least 16, tl.dot's minimum). Padded columns are masked
+on load (zero weights), so they never reach a real output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlpgen.spec import KernelConfig, MLPSpec
+
+MIN_DOT = 16
+
+
+def next_pow2(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    index: int
+    start: int
+    size: int  # power of two, >= 16
+    masked: bool  # True when start + size runs past the width
+
+
+@dataclass(frozen=True)
+class Layer:
+    index: int
+    k: int  # input width
+    n: int  # output width
+    in_chunks: tuple[Chunk, ...]
+    out_chunks: tuple[Chunk, ...]
+    act: str
+    last: bool
+
+
+def chunks_of(width: int, chunk: int) -> tuple[Chunk, ...]:
+    size = chunk if width > chunk else max(MIN_DOT, next_pow2(width))
+    count = -(-width // size)
+    return tuple(Chunk(i, i * size, size, (i + 1) * size > width) for i in range(count))
+
+
+def plan_layers(spec: MLPSpec, config: KernelConfig) -> tuple[Layer, ...]:
+    cuts = [chunks_of(w, config.chunk) for w in spec.widths]
+    return tuple(
+        Layer(
+            index=i,
+            k=spec.widths[i],
+            n=spec.widths[i + 1],
+            in_chunks=cuts[i],
+            out_chunks=cuts[i + 1],
+            act=spec.out_act if i == spec.depth - 1 else spec.act,
+            last=i == spec.depth - 1,
+        )
+        for i in range(spec.depth)
+    )
+
+
+def dot_count(spec: MLPSpec, config: KernelConfig) -> int:
+    """Unrolled tl.dot calls in the kernel: a proxy for compile time and code size."""
+    return sum(len(x.in_chunks) * len(x.out_chunks) for x in plan_layers(spec, config))

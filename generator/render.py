@@ -1,0 +1,86 @@
+"""Jinja rendering: one strict environment; templates receive a spec and a config (plus values
+that Python computed from them) and nothing else."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+
+import jinja2
+
+import mlpgen.templates
+from mlpgen.activations import ACTIVATIONS
+from mlpgen.layout import plan_layers
+from mlpgen.spec import KernelConfig, MLPSpec
+
+TEMPLATE_DIR = Path(mlpgen.templates.__file__).parent
+TL_DTYPES = {"fp16": "tl.float16", "bf16": "tl.bfloat16", "fp32": "tl.float32"}
+TORCH_DTYPES = {"fp16": "torch.float16", "bf16": "torch.bfloat16", "fp32": "torch.float32"}
+
+
+@cache
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def template_hash() -> str:
+    """Short hash of every template: generated modules record which templates made them."""
+    h = hashlib.sha256()
+    for path in sorted(TEMPLATE_DIR.glob("*.j2")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
+    """Source of one @triton.jit kernel named config.kernel_name."""
+    if config.strategy == "torch":
+        raise ValueError("the torch strategy has no kernel")
+    return (
+        environment()
+        .get_template(f"kernel_{config.strategy}.j2")
+        .render(
+            name=config.kernel_name,
+            spec=spec,
+            config=config,
+            layers=plan_layers(spec, config),
+            tl_dtype=TL_DTYPES[spec.dtype],
+            macros={name: a.macro for name, a in ACTIVATIONS.items()},
+        )
+    )
+
+
+def render_module(
+    spec: MLPSpec,
+    configs: list[KernelConfig],
+    tuned_literal: str,
+    provenance_literal: str,
+    header: dict,
+) -> str:
+    """The standalone module: header, SPEC, TUNED, kernels for `configs`, launcher, FusedMLP."""
+    kernels = {c.kernel_name: c for c in configs if c.strategy != "torch"}
+    return (
+        environment()
+        .get_template("module.py.j2")
+        .render(
+            spec=spec,
+            spec_literal=repr(spec.to_dict()),
+            tuned_literal=tuned_literal,
+            provenance_literal=provenance_literal,
+            header=header,
+            kernel_sources=[render_kernel(spec, kernels[k]) for k in sorted(kernels)],
+            kernel_names=sorted(kernels),
+            torch_dtype=TORCH_DTYPES[spec.dtype],
+            act_src=ACTIVATIONS[spec.act].torch_src,
+            out_act_src=ACTIVATIONS[spec.out_act].torch_src,
+            act_module_src=ACTIVATIONS[spec.act].module_src,
+            out_act_module_src=ACTIVATIONS[spec.out_act].module_src,
+        )
+    )

@@ -1,0 +1,135 @@
+"""The two frozen values that flow through mlpgen: what MLP (`MLPSpec`) and how to launch it
+(`KernelConfig`). Validation happens here, once, at the edge."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from mlpgen.activations import ACTIVATIONS
+
+MAX_WIDTH = 8192
+DTYPES = ("fp16", "bf16", "fp32")
+STRATEGIES = ("rowblock", "torch")
+
+
+class SpecError(ValueError):
+    """An MLP spec or kernel config that cannot be built; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class MLPSpec:
+    """An MLP: widths[0] inputs -> ... -> widths[-1] outputs, `act` between layers.
+
+    fp32 specs run their matrix products in tf32 on the GPU (Triton's default for fp32 dots),
+    so they match an fp32 reference to ~1e-3, not ~1e-6.
+    """
+
+    widths: tuple[int, ...]
+    act: str = "gelu"
+    out_act: str = "none"
+    dtype: str = "fp16"
+    bias: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.widths, tuple):
+            raise SpecError(f"widths must be a tuple of ints, got {type(self.widths).__name__}")
+        if len(self.widths) < 2:
+            raise SpecError(
+                f"widths needs at least 2 entries (inputs and outputs), got {len(self.widths)}"
+            )
+        for w in self.widths:
+            if isinstance(w, bool) or not isinstance(w, int):
+                raise SpecError(f"width {w!r} is not an integer")
+            if not 1 <= w <= MAX_WIDTH:
+                raise SpecError(f"width {w} is out of range 1..{MAX_WIDTH}")
+        for field, value in (("act", self.act), ("out_act", self.out_act)):
+            if value not in ACTIVATIONS:
+                raise SpecError(
+                    f"unknown {field} {value!r}; choose from {', '.join(sorted(ACTIVATIONS))}"
+                )
+        if self.dtype not in DTYPES:
+            raise SpecError(f"unknown dtype {self.dtype!r}; choose from {', '.join(DTYPES)}")
+        if not isinstance(self.bias, bool):
+            raise SpecError(f"bias must be True or False, got {self.bias!r}")
+
+    @property
+    def depth(self) -> int:
+        return len(self.widths) - 1
+
+    @property
+    def name(self) -> str:
+        """Canonical name: module, kernel and study names derive from it."""
+        parts = ["mlp", "x".join(map(str, self.widths)), self.act]
+        if self.out_act != "none":
+            parts.append(f"out{self.out_act}")
+        parts.append(self.dtype)
+        if not self.bias:
+            parts.append("nobias")
+        return "_".join(parts)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["widths"] = list(self.widths)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> MLPSpec:
+        return cls(
+            widths=tuple(d["widths"]),
+            act=d["act"],
+            out_act=d.get("out_act", "none"),
+            dtype=d.get("dtype", "fp16"),
+            bias=d.get("bias", True),
+        )
+
+
+def parse_widths(text: str) -> tuple[int, ...]:
+    """'256,512,256' -> (256, 512, 256), with a one-line SpecError for anything else."""
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t for t in items):
+        raise SpecError(f"--widths {text!r}: expected comma-separated integers like 256,512,256")
+    widths = []
+    for t in items:
+        try:
+            widths.append(int(t))
+        except ValueError:
+            raise SpecError(f"--widths {text!r}: {t!r} is not an integer") from None
+    return tuple(widths)
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """One point of the search space. `torch` means the unfused torch path (no kernel)."""
+
+    strategy: str = "rowblock"
+    block_m: int = 64
+    chunk: int = 64
+    num_warps: int = 4
+    num_stages: int = 1
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise SpecError(f"unknown strategy {self.strategy!r}; choose from {STRATEGIES}")
+        for name in ("block_m", "chunk", "num_warps"):
+            v = getattr(self, name)
+            if v < 1 or v & (v - 1):
+                raise SpecError(f"{name} must be a power of two, got {v}")
+        if self.chunk < 16 and self.strategy != "torch":
+            raise SpecError(f"chunk must be at least 16 (tl.dot's minimum), got {self.chunk}")
+        if self.num_stages < 1:
+            raise SpecError(f"num_stages must be >= 1, got {self.num_stages}")
+
+    @property
+    def kernel_name(self) -> str:
+        """Name of the rendered kernel; launch-only fields (warps, stages) do not change source."""
+        if self.strategy == "torch":
+            return ""
+        return f"_k_{self.strategy}_m{self.block_m}_c{self.chunk}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> KernelConfig:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})

@@ -1,0 +1,1 @@
+"""Jinja templates for mlpgen kernels and generated modules (shipped as package data)."""

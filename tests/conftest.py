@@ -1,0 +1,43 @@
+"""Test set-up. Without a GPU, Triton kernels run through its interpreter, which must be chosen
+before triton is imported (MLPGEN_TEST_GPU=1 keeps the real GPU path, for `pytest -m gpu`)."""
+
+import os
+import sys
+from pathlib import Path
+
+if os.environ.get("MLPGEN_TEST_GPU") != "1":
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import pytest  # noqa: E402
+
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    import torch
+
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU (run with MLPGEN_TEST_GPU=1 -m gpu)")
+    skip_interp = pytest.mark.skip(reason="needs TRITON_INTERPRET=1")
+    for item in items:
+        if "gpu" in item.keywords and (INTERPRET or not torch.cuda.is_available()):
+            item.add_marker(skip_gpu)
+        if "interpret" in item.keywords and not INTERPRET:
+            item.add_marker(skip_interp)
+
+
+@pytest.fixture
+def load_generated(tmp_path):
+    """Write a module for a spec into tmp_path and import it; returns (module, path)."""
+    from mlpgen.emit import module_path, write_module
+    from mlpgen.selfcheck import load_module
+
+    def make(spec, **kw):
+        path = write_module(module_path(tmp_path, spec), spec, **kw)
+        return load_module(path), path
+
+    sys.path.insert(0, str(tmp_path))
+    yield make
+    sys.path.remove(str(tmp_path))
+
+
+ROOT = Path(__file__).resolve().parents[1]

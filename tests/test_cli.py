@@ -1,0 +1,122 @@
+"""The CLI end to end in a temp dir: written, importable, correct; bad input -> exit 2, one line,
+nothing written."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from mlpgen.cli import main
+from mlpgen.selfcheck import load_module
+from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+
+def run_cli(args, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "mlpgen.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, CUDA_VISIBLE_DEVICES=""),
+    )
+
+
+@pytest.mark.interpret
+def test_generate_writes_an_importable_correct_module(tmp_path):
+    proc = run_cli(["--widths", "100,37,10", "--act", "silu", "--json"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["name"] == "mlp_100x37x10_silu_fp16"
+    assert summary["interpreter_check"]["ok"] and summary["tuned"] is False
+    assert "tuning needs a CUDA GPU" in proc.stderr
+    path = tmp_path / "tuned" / "mlp_100x37x10_silu_fp16.py"
+    assert (tmp_path / "tuned" / "__init__.py").exists()
+    check = subprocess.run(
+        [sys.executable, "-c", "import tuned.mlp_100x37x10_silu_fp16 as m; print(m.SPEC['act'])"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert check.stdout.strip() == "silu", check.stderr
+    mod = load_module(path)
+    x, weights, biases = random_problem(mod_spec(mod), 29)
+    err = rel_error(mod.mlp(x, weights, biases), reference(mod_spec(mod), x, weights, biases))
+    assert err <= TOLERANCE["fp16"]
+
+
+def mod_spec(mod):
+    from mlpgen.spec import MLPSpec
+
+    return MLPSpec.from_dict(mod.SPEC)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--widths", ""], "--widths"),
+        (["--widths", "256"], "at least 2"),
+        (["--widths", "256,0"], "out of range"),
+        (["--widths", "256,-4"], "out of range"),
+        (["--widths", "256,2.5"], "not an integer"),
+        (["--widths", "256,9000"], "out of range"),
+        (["--widths", "8,8", "--act", "swish"], "unknown act"),
+        (["--widths", "8,8", "--out-act", "softmax"], "unknown out_act"),
+        (["--widths", "8,8", "--dtype", "fp64"], "unknown dtype"),
+        (["--widths", "8,8", "--bogus"], "unrecognized"),
+        (["--act", "relu"], "--widths"),
+        (["--widths", "8,8", "--batches", "0,4"], "positive"),
+        (["--widths", "8,8", "--trials", "0"], "--trials"),
+        (["show", "missing.py"], "no such file"),
+        (["retune", "missing.py"], "no such file"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys, args, message):
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert main(args) == 2
+    finally:
+        os.chdir(cwd)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("mlpgen: error:") and message in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unwritable_out_exits_2(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    for out in (blocker, blocker / "sub"):
+        assert main(["--widths", "8,8", "--out", str(out), "--no-tune"]) == 2
+        assert "--out" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_show_and_no_tune(tmp_path, capsys):
+    out = tmp_path / "gen"
+    assert main(["--widths", "16,32,8", "--act", "relu", "--out", str(out), "--no-tune"]) == 0
+    path = out / "mlp_16x32x8_relu_fp16.py"
+    capsys.readouterr()
+    assert main(["show", str(path)]) == 0
+    shown = capsys.readouterr().out
+    assert "mlp_16x32x8_relu_fp16" in shown and "[default]" in shown and "rowblock" in shown
+    assert main(["show", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["spec"]["widths"] == [16, 32, 8]
+
+
+def test_refuses_to_overwrite_a_foreign_file(tmp_path, capsys):
+    path = tmp_path / "mlp_8x8_gelu_fp16.py"
+    path.write_text("print('mine')\n")
+    assert main(["--widths", "8,8", "--out", str(tmp_path), "--no-tune"]) == 2
+    assert path.read_text() == "print('mine')\n"
+
+
+def test_wide_spec_uses_torch_path(tmp_path, capsys):
+    assert main(["--widths", "2048,16", "--out", str(tmp_path), "--no-tune"]) == 0
+    assert "torch path" in capsys.readouterr().err
+    mod = load_module(tmp_path / "mlp_2048x16_gelu_fp16.py")
+    x, weights, biases = random_problem(mod_spec(mod), 4)
+    assert mod.TUNED["default"][1]["strategy"] == "torch"
+    torch.testing.assert_close(mod.mlp(x, weights, biases), mod.reference(x, weights, biases))

@@ -1,0 +1,93 @@
+"""The rendered rowblock kernel itself, run through Triton's interpreter against the fp32
+reference. Small sizes: the interpreter runs every program in Python.
+
+bf16 is checked on the GPU only: the interpreter's bf16 tl.dot returns garbage (seen with
+triton 3.9: a 16x16 bf16 dot off by 1e10), while bf16 loads and stores are right."""
+
+import math
+
+import pytest
+import torch
+
+from mlpgen.activations import ACTIVATIONS
+from mlpgen.emit import entry
+from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+pytestmark = pytest.mark.interpret
+KEY = "test|sm0|0"
+
+
+def run_configs(load_generated, spec, configs, m):
+    """Launch each config on NaN-poisoned output; return the relative error of each."""
+    table = {i + 1: entry(c) for i, c in enumerate(configs)}
+    mod, _ = load_generated(spec, gpu_key=KEY, table=table)
+    x, weights, biases = random_problem(spec, m)
+    ref = reference(spec, x, weights, biases)
+    errors = []
+    for cell in table.values():
+        out = torch.full((m, spec.widths[-1]), math.nan, dtype=x.dtype)
+        mod._launch(x, weights, biases, cell, out=out)
+        errors.append(rel_error(out, ref))
+    return errors
+
+
+CASES = [
+    # widths, act, out_act, dtype, bias, M, configs as (block_m, chunk)
+    ((37, 10), "relu", "none", "fp32", True, 1, [(16, 16), (32, 64)]),
+    ((100, 37, 10), "gelu", "none", "fp16", True, 97, [(16, 32), (32, 64)]),
+    ((64, 129, 33, 16), "silu", "none", "fp16", False, 50, [(16, 32)]),
+    ((20, 30, 40, 30, 20, 5), "tanh", "sigmoid", "fp32", True, 33, [(16, 16)]),
+    ((48, 80, 24), "leaky_relu", "relu", "fp32", False, 7, [(32, 32)]),
+]
+
+
+@pytest.mark.parametrize("widths, act, out_act, dtype, bias, m, cfgs", CASES)
+def test_kernel_matches_reference(load_generated, widths, act, out_act, dtype, bias, m, cfgs):
+    spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
+    configs = [KernelConfig(block_m=b, chunk=c) for b, c in cfgs]
+    for err in run_configs(load_generated, spec, configs, m):
+        assert err <= TOLERANCE[dtype]
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_every_activation(load_generated, dtype):
+    for act in ACTIVATIONS:
+        spec = MLPSpec((3, 5, 2), act=act, out_act=act, dtype=dtype)
+        [err] = run_configs(load_generated, spec, [KernelConfig(block_m=16, chunk=16)], 11)
+        assert err <= TOLERANCE[dtype], act
+
+
+def test_poisoned_rows_past_m_are_untouched(load_generated):
+    """Rows beyond M belong to nobody: the kernel must mask its stores there."""
+    spec = MLPSpec((24, 40, 9), act="relu", dtype="fp32")
+    mod, _ = load_generated(spec, gpu_key=KEY, table={1: entry(KernelConfig(block_m=32, chunk=16))})
+    x, weights, biases = random_problem(spec, 13)
+    out = torch.full((20, 9), math.nan)
+    mod._launch(x, weights, biases, mod.TUNED[KEY][1], out=out[:13])
+    assert torch.isnan(out[13:]).all()
+    assert rel_error(out[:13], reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+
+
+def test_module_entry_points_use_the_kernel(load_generated):
+    spec = MLPSpec((100, 37, 10), act="gelu", dtype="fp16")
+    mod, _ = load_generated(spec)
+    assert mod._INTERPRET
+    x, weights, biases = random_problem(spec, 3 * 7 * 5)
+    calls = []
+    real = mod._launch
+    mod._launch = lambda *a, **k: calls.append(1) or real(*a, **k)
+    y = mod.mlp(x.reshape(3, 35, 100), weights, biases)  # leading batch dims
+    assert calls and y.shape == (3, 35, 10)
+    assert rel_error(y.reshape(-1, 10), reference(spec, x, weights, biases)) <= TOLERANCE["fp16"]
+    xt = x[:, :100].t().contiguous().t()  # non-contiguous view with the same values
+    assert not xt.is_contiguous()
+    assert torch.equal(mod.mlp(xt, weights, biases), mod.mlp(x, weights, biases))
+
+
+def test_reference_agrees_with_verify_reference(load_generated):
+    spec = MLPSpec((6, 7, 3), act="gelu_tanh", out_act="tanh", dtype="fp32", bias=False)
+    mod, _ = load_generated(spec)
+    x, weights, biases = random_problem(spec, 5)
+    torch.testing.assert_close(mod.reference(x, weights, biases), reference(spec, x, weights))
+    assert ACTIVATIONS["gelu_tanh"].torch_fn(torch.ones(1)).item() == pytest.approx(0.8412, 1e-3)

@@ -1,0 +1,76 @@
+import ast
+
+import pytest
+
+from mlpgen.emit import default_table, format_literal, read_module, write_module
+from mlpgen.layout import chunks_of, plan_layers
+from mlpgen.render import render_kernel
+from mlpgen.space import heuristic_config, infeasible_reason
+from mlpgen.spec import KernelConfig, MLPSpec, SpecError
+
+
+def test_chunks_cover_width_with_masks_only_where_needed():
+    assert [(c.start, c.size, c.masked) for c in chunks_of(100, 64)] == [
+        (0, 64, False),
+        (64, 64, True),
+    ]
+    assert [(c.size, c.masked) for c in chunks_of(3, 64)] == [(16, True)]
+    assert [(c.size, c.masked) for c in chunks_of(37, 64)] == [(64, True)]
+    assert [c.masked for c in chunks_of(256, 64)] == [False] * 4
+
+
+def test_plan_assigns_activations():
+    layers = plan_layers(MLPSpec((8, 16, 4), act="relu", out_act="tanh"), KernelConfig())
+    assert [x.act for x in layers] == ["relu", "tanh"]
+    assert [x.last for x in layers] == [False, True]
+
+
+@pytest.mark.parametrize("depth", range(1, 7))
+def test_kernel_renders_valid_python_for_any_depth(depth):
+    widths = tuple([100, 37, 10, 64, 129, 3, 200][: depth + 1])
+    spec = MLPSpec(widths, act="silu", bias=depth % 2 == 0)
+    src = render_kernel(spec, KernelConfig(block_m=16, chunk=32))
+    ast.parse(src)
+    assert src.count("tl.store(") == len(plan_layers(spec, KernelConfig(chunk=32))[-1].out_chunks)
+    assert ("b0_ptr" in src) == spec.bias
+
+
+def test_module_renders_parses_and_reads_back(tmp_path):
+    spec = MLPSpec((100, 37, 10), act="gelu_tanh", dtype="bf16")
+    path = write_module(tmp_path / f"{spec.name}.py", spec)
+    ast.parse(path.read_text())
+    assert "DO NOT EDIT" in path.read_text()
+    spec2, tuned, prov = read_module(path)
+    assert spec2 == spec
+    assert tuned == {"default": default_table(spec)}
+    assert prov == {}
+
+
+def test_write_module_merges_gpus_and_refuses_other_specs(tmp_path):
+    spec = MLPSpec((16, 16))
+    path = tmp_path / f"{spec.name}.py"
+    cell = {"strategy": "torch", "block_m": 64, "chunk": 64, "num_warps": 4, "num_stages": 1}
+    write_module(path, spec, "GPU A|sm90|132", {1: dict(cell, kernel="", us=1.0)}, {"seed": 1})
+    write_module(path, spec, "GPU B|sm80|108", {1: dict(cell, kernel="", us=2.0)}, {"seed": 2})
+    _, tuned, prov = read_module(path)
+    assert set(tuned) == {"default", "GPU A|sm90|132", "GPU B|sm80|108"}
+    assert tuned["GPU A|sm90|132"][1]["us"] == 1.0 and prov["GPU B|sm80|108"] == {"seed": 2}
+    with pytest.raises(SpecError, match="holds"):
+        write_module(path, MLPSpec((16, 8)))
+
+
+def test_format_literal_is_sorted_and_evaluates():
+    obj = {"b": {16: {"z": 1, "a": 2}, 1: {"k": "v"}}, "a": {}}
+    text = format_literal(obj)
+    assert ast.literal_eval(text) == obj
+    assert text.index("'a'") < text.index("'b'") and text.index("1:") < text.index("16:")
+
+
+def test_heuristic_is_feasible_and_wide_specs_fall_back_to_torch():
+    for widths in [(256, 512, 256), (784, 1024, 1024, 10), (3, 5, 2)]:
+        spec = MLPSpec(widths)
+        for m in (1, 64, 65536):
+            cfg = heuristic_config(spec, m)
+            assert cfg.strategy == "rowblock"
+            assert infeasible_reason(spec, cfg) is None
+    assert heuristic_config(MLPSpec((1024, 4096, 1024)), 64).strategy == "torch"

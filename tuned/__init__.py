@@ -1,0 +1,1 @@
+"""Generated, tuned MLP modules (see README.md)."""
