@@ -251,7 +251,151 @@ def cmd_show(argv: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"retune": cmd_retune, "show": cmd_show}
+def output_file(text: str | None, flag: str) -> Path | None:
+    """A file to write at the end of a long run: refused now if its folder is missing."""
+    if text is None:
+        return None
+    path = Path(text)
+    if not path.parent.is_dir() or path.is_dir():
+        raise UsageError(f"{flag} {text}: {path.parent} is not an existing folder")
+    return path
+
+
+def existing_module(text: str) -> Path:
+    path = Path(text)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    read_module(path)
+    return path
+
+
+def command_line(argv: list[str]) -> str:
+    import shlex
+
+    return "mlpgen " + shlex.join(argv)
+
+
+def cmd_bench(argv: list[str]) -> int:
+    from mlpgen import bench, report
+
+    p = Parser(
+        prog="mlpgen bench",
+        description="Time a module against eager, CUDA graphs and torch.compile, per batch.",
+    )
+    p.add_argument("path", nargs="?", help="a module written by mlpgen")
+    p.add_argument(
+        "--batches", type=parse_batches, default=None, help="default: the module's buckets"
+    )
+    p.add_argument("--only", default=None, help=f"contenders: {','.join(bench.BY_NAME)}")
+    p.add_argument("--no-compile", action="store_true", help="skip torch.compile (slow)")
+    p.add_argument("--warmup", type=positive(int), default=25, help="do_bench warm-up, ms")
+    p.add_argument("--rep", type=positive(int), default=100, help="timing per cell, ms")
+    p.add_argument("--budget", type=positive(float), default=None, help="stop after seconds")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="raw numbers on stdout, table on stderr")
+    p.add_argument("--plot", default=None, metavar="FILE.png", help="latency-vs-batch chart")
+    p.add_argument(
+        "--load", action="append", default=[], metavar="FILE.json", help="show recorded runs"
+    )
+    args = p.parse_args(argv)
+    plot = output_file(args.plot, "--plot")
+    if plot is not None:
+        try:
+            report.require_matplotlib()
+        except report.PlotUnavailable as e:
+            raise UsageError(str(e)) from None
+    if args.load:
+        if args.path:
+            raise UsageError("give a module to measure or --load recorded runs, not both")
+        try:
+            data = bench.merge_runs([json.loads(Path(f).read_text()) for f in args.load])
+        except (OSError, ValueError, KeyError) as e:
+            raise UsageError(f"--load: {e}") from None
+    else:
+        if not args.path:
+            raise UsageError("bench needs a module path (or --load FILE.json)")
+        path = existing_module(args.path)
+        try:
+            only = args.only.split(",") if args.only else None
+            contenders = bench.pick_contenders(only, args.no_compile)
+        except ValueError as e:
+            raise UsageError(f"--only: {e}") from None
+        if not cuda_available():
+            raise UsageError("bench needs a CUDA GPU")
+        data = bench.run_bench(
+            path,
+            args.batches,
+            contenders,
+            warmup_ms=args.warmup,
+            rep_ms=args.rep,
+            budget_s=args.budget,
+            seed=args.seed,
+            command=command_line(["bench", *argv]),
+        )
+    if plot is not None:
+        report.plot_bench(data, plot)
+        log(f"mlpgen: wrote {plot}")
+    text = report.bench_text(data)
+    if args.json:
+        print(json.dumps(data, indent=1))
+        log(text)
+    else:
+        print(text)
+    return 0
+
+
+def cmd_profile(argv: list[str]) -> int:
+    from mlpgen import bench, report
+    from mlpgen.profile import profile_module
+
+    p = Parser(
+        prog="mlpgen profile",
+        description="Eager nn.Sequential vs the module under torch.profiler, side by side.",
+    )
+    p.add_argument("path", help="a module written by mlpgen")
+    p.add_argument("--batch", type=positive(int), required=True, help="rows per forward")
+    p.add_argument("--forwards", type=positive(int), default=20, help="forwards per run")
+    p.add_argument("--trace", default=None, metavar="FILE.json", help="write a Chrome trace")
+    p.add_argument("--report", default=None, metavar="FILE.md", help="write a markdown report")
+    p.add_argument(
+        "--bench",
+        action="append",
+        default=[],
+        metavar="BENCH.json",
+        help="recorded `mlpgen bench --json` output to add to the report (and its plot)",
+    )
+    p.add_argument("--json", action="store_true", help="the statistics as JSON")
+    args = p.parse_args(argv)
+    path = existing_module(args.path)
+    trace = output_file(args.trace, "--trace")
+    md = output_file(args.report, "--report")
+    recorded = None
+    if args.bench:
+        if md is None:
+            raise UsageError("--bench adds recorded bench results to --report FILE.md")
+        try:
+            recorded = bench.merge_runs([json.loads(Path(f).read_text()) for f in args.bench])
+        except (OSError, ValueError, KeyError) as e:
+            raise UsageError(f"--bench: {e}") from None
+    if not cuda_available():
+        log("mlpgen: no CUDA GPU: profiling both runs on the CPU (the module's torch path)")
+    result = profile_module(
+        path, args.batch, args.forwards, trace, command=command_line(["profile", *argv])
+    )
+    print(json.dumps(result, indent=1) if args.json else report.profile_text(result))
+    if md is not None:
+        plot = None
+        if recorded is not None:
+            try:
+                plot = report.plot_bench(recorded, md.with_suffix(".png")).name
+            except report.PlotUnavailable as e:
+                log(f"mlpgen: no plot in the report ({e})")
+        md.write_text(report.profile_markdown(result, recorded, plot))
+        log(f"mlpgen: wrote {md}")
+    return 0
+
+
+COMMANDS = {"retune": cmd_retune, "show": cmd_show, "bench": cmd_bench, "profile": cmd_profile}
 
 
 def main(argv: list[str] | None = None) -> int:
