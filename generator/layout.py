@@ -62,3 +62,40 @@ def plan_layers(spec: MLPSpec, config: KernelConfig) -> tuple[Layer, ...]:
 def dot_count(spec: MLPSpec, config: KernelConfig) -> int:
     """Unrolled tl.dot calls in the kernel: a proxy for compile time and code size."""
     return sum(len(x.in_chunks) * len(x.out_chunks) for x in plan_layers(spec, config))
+
+
+@dataclass(frozen=True)
+class TiledLayer:
+    """One layer of the persist strategy: tiles of its [M, n] output, a loop over its k."""
+
+    index: int
+    k: int
+    n: int
+    n_tiles: int
+    mask_k: bool  # k is not a multiple of block_k
+    mask_n: bool  # n is not a multiple of block_n
+    src: str  # pointer the layer reads: x_ptr or a hidden scratch buffer
+    dst: str  # pointer it writes: a hidden scratch buffer or y_ptr
+    act: str
+    last: bool
+
+
+def plan_tiles(spec: MLPSpec, config: KernelConfig) -> tuple[TiledLayer, ...]:
+    out = []
+    for layer in plan_layers(spec, config):
+        i = layer.index
+        out.append(
+            TiledLayer(
+                index=i,
+                k=layer.k,
+                n=layer.n,
+                n_tiles=-(-layer.n // config.block_n),
+                mask_k=layer.k % config.block_k != 0,
+                mask_n=layer.n % config.block_n != 0,
+                src="x_ptr" if i == 0 else f"h{i}_ptr",
+                dst="y_ptr" if layer.last else f"h{i + 1}_ptr",
+                act=layer.act,
+                last=layer.last,
+            )
+        )
+    return tuple(out)

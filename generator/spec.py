@@ -9,7 +9,7 @@ from mlpgen.activations import ACTIVATIONS
 
 MAX_WIDTH = 8192
 DTYPES = ("fp16", "bf16", "fp32")
-STRATEGIES = ("rowblock", "torch")
+STRATEGIES = ("rowblock", "persist", "torch")
 
 
 class SpecError(ValueError):
@@ -99,18 +99,28 @@ def parse_widths(text: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """One point of the search space. `torch` means the unfused torch path (no kernel)."""
+    """One point of the search space.
+
+    rowblock: each program owns block_m rows through every layer, activations in registers,
+      layers unrolled over `chunk`-wide column chunks.
+    persist: a persistent grid (at most one program per SM) computes each layer as
+      block_m x block_n output tiles with a block_k loop, stages hidden activations through
+      L2/global memory and waits at a grid barrier between layers: many SMs read the weights.
+    torch: the unfused torch path (no kernel).
+    """
 
     strategy: str = "rowblock"
     block_m: int = 64
     chunk: int = 64
     num_warps: int = 4
     num_stages: int = 1
+    block_n: int = 32
+    block_k: int = 64
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
             raise SpecError(f"unknown strategy {self.strategy!r}; choose from {STRATEGIES}")
-        for name in ("block_m", "chunk", "num_warps"):
+        for name in ("block_m", "chunk", "num_warps", "block_n", "block_k"):
             v = getattr(self, name)
             if v < 1 or v & (v - 1):
                 raise SpecError(f"{name} must be a power of two, got {v}")
@@ -124,6 +134,8 @@ class KernelConfig:
         """Name of the rendered kernel; launch-only fields (warps, stages) do not change source."""
         if self.strategy == "torch":
             return ""
+        if self.strategy == "persist":
+            return f"_k_persist_m{self.block_m}_n{self.block_n}_k{self.block_k}"
         return f"_k_{self.strategy}_m{self.block_m}_c{self.chunk}"
 
     def to_dict(self) -> dict:

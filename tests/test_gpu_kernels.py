@@ -7,7 +7,7 @@ import torch
 
 from mlpgen.emit import entry
 from mlpgen.space import heuristic_config
-from mlpgen.spec import MLPSpec
+from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
 
 pytestmark = pytest.mark.gpu
@@ -33,3 +33,53 @@ def test_odd_depth4_spec_every_bucket_config(load_generated, dtype):
         out = torch.full((m, 7), math.nan, device="cuda", dtype=x.dtype)
         mod._launch(x, weights, biases, cell, out=out)
         assert rel_error(out, reference(spec, x, weights, biases)) <= TOLERANCE[dtype], m
+
+
+PERSIST = [
+    KernelConfig(strategy="persist", block_m=16, block_n=16, block_k=64, num_stages=3),
+    KernelConfig(strategy="persist", block_m=64, block_n=64, block_k=64, num_warps=4),
+    KernelConfig(strategy="persist", block_m=128, block_n=128, block_k=64, num_warps=8),
+]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize(
+    "widths, act", [((256, 512, 256), "gelu"), ((100, 300, 200, 7), "silu"), ((64, 96, 3), "relu")]
+)
+def test_persist_many_programs(load_generated, widths, act, dtype):
+    """The grid barrier with up to one program per SM, launched again and again on one
+    workspace: every launch correct, counters back at zero after each."""
+    spec = MLPSpec(widths, act=act, dtype=dtype)
+    table = {i: entry(c) for i, c in enumerate(PERSIST, 1)}
+    mod, _ = load_generated(spec, gpu_key="test", table=table)
+    for m in (1, 37, 1000, 4099, 20000):
+        x, weights, biases = random_problem(spec, m, device="cuda")
+        ref = reference(spec, x, weights, biases)
+        for cell in table.values():
+            for _ in range(3):
+                out = torch.full((m, widths[-1]), math.nan, device="cuda", dtype=x.dtype)
+                mod._launch(x, weights, biases, cell, out=out)
+                assert rel_error(out, ref) <= TOLERANCE[dtype], (m, cell["kernel"])
+        [(_, _, sync)] = mod._WORKSPACES.values()
+        assert sync.tolist() == [0, 0]
+
+
+def test_persist_wide_layers(load_generated):
+    spec = MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16")
+    mod, _ = load_generated(spec, gpu_key="test", table={1: entry(PERSIST[2])})
+    x, weights, biases = random_problem(spec, 3000, device="cuda")
+    out = mod._launch(x, weights, biases, mod.TUNED["test"][1])
+    assert rel_error(out, reference(spec, x, weights, biases)) <= TOLERANCE["bf16"]
+
+
+def test_fast_launch_path_is_used_and_correct(load_generated):
+    """After the first call the compiled binary is launched directly (no JIT dispatcher)."""
+    spec = MLPSpec((256, 512, 256), act="gelu")
+    mod, _ = load_generated(spec)
+    x, weights, biases = random_problem(spec, 64, device="cuda")
+    first = mod.mlp(x, weights, biases)
+    assert mod._FAST_LAUNCH[0] and mod._COMPILED
+    x2, _, _ = random_problem(spec, 64, device="cuda")
+    second = mod.mlp(x2, weights, biases)
+    assert rel_error(second, reference(spec, x2, weights, biases)) <= TOLERANCE["fp16"]
+    assert not torch.equal(first, second)

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.interpret
 KEY = "test|sm0|0"
 
 
-def run_configs(load_generated, spec, configs, m):
+def run_configs(load_generated, spec, configs, m, with_module=False):
     """Launch each config on NaN-poisoned output; return the relative error of each."""
     table = {i + 1: entry(c) for i, c in enumerate(configs)}
     mod, _ = load_generated(spec, gpu_key=KEY, table=table)
@@ -29,7 +29,7 @@ def run_configs(load_generated, spec, configs, m):
         out = torch.full((m, spec.widths[-1]), math.nan, dtype=x.dtype)
         mod._launch(x, weights, biases, cell, out=out)
         errors.append(rel_error(out, ref))
-    return errors
+    return (errors, mod) if with_module else errors
 
 
 CASES = [
@@ -48,6 +48,29 @@ def test_kernel_matches_reference(load_generated, widths, act, out_act, dtype, b
     configs = [KernelConfig(block_m=b, chunk=c) for b, c in cfgs]
     for err in run_configs(load_generated, spec, configs, m):
         assert err <= TOLERANCE[dtype]
+
+
+PERSIST = [
+    KernelConfig(strategy="persist", block_m=16, block_n=16, block_k=32),
+    KernelConfig(strategy="persist", block_m=32, block_n=32, block_k=16),
+]
+
+
+@pytest.mark.parametrize("widths, act, out_act, dtype, bias, m, cfgs", CASES)
+def test_persist_kernel_matches_reference(
+    load_generated, widths, act, out_act, dtype, bias, m, cfgs
+):
+    """The persist strategy under the interpreter runs one program (programs run one after
+    another there, so a grid barrier with more would never open): this checks its tiling,
+    masking and layer chaining; the GPU tests check the barrier with many programs."""
+    spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
+    errors, mod = run_configs(load_generated, spec, PERSIST, m, with_module=True)
+    for err in errors:
+        assert err <= TOLERANCE[dtype]
+    if spec.depth > 1:  # the barrier counters are left at zero for the next launch
+        [(rows, hidden, sync)] = mod._WORKSPACES.values()
+        assert rows >= m and [h.shape[1] for h in hidden] == list(widths[1:-1])
+        assert sync.tolist() == [0, 0]
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "fp16"])
@@ -75,8 +98,8 @@ def test_module_entry_points_use_the_kernel(load_generated):
     assert mod._INTERPRET
     x, weights, biases = random_problem(spec, 3 * 7 * 5)
     calls = []
-    real = mod._launch
-    mod._launch = lambda *a, **k: calls.append(1) or real(*a, **k)
+    real = mod._run
+    mod._run = lambda *a, **k: calls.append(1) or real(*a, **k)
     y = mod.mlp(x.reshape(3, 35, 100), weights, biases)  # leading batch dims
     assert calls and y.shape == (3, 35, 10)
     assert rel_error(y.reshape(-1, 10), reference(spec, x, weights, biases)) <= TOLERANCE["fp16"]
