@@ -1,39 +1,204 @@
-"""The generated module's Python side: FusedMLP, from_module, dispatch, input checks."""
+"""The generated module's Python side: FusedMLP, adoption (from_module/to_module), state_dict in
+the nn.Sequential layout, dtype refusals, dispatch, input checks."""
 
 import warnings
 
 import pytest
 import torch
+from torch import nn
 
 from mlpgen.spec import MLPSpec
 
 
-def sequential(widths, act=torch.nn.GELU, dtype=torch.float32, bias=True):
+def sequential(widths, act=nn.GELU, dtype=torch.float32, bias=True, out_act=None):
     layers = []
     for i, (k, n) in enumerate(zip(widths[:-1], widths[1:])):
-        layers.append(torch.nn.Linear(k, n, bias=bias, dtype=dtype))
+        layers.append(nn.Linear(k, n, bias=bias, dtype=dtype))
         if i < len(widths) - 2:
             layers.append(act())
-    return torch.nn.Sequential(*layers)
+    if out_act is not None:
+        layers.append(out_act())
+    return nn.Sequential(*layers)
+
+
+class MLP(nn.Sequential):
+    """torchvision.ops.MLP's structure (torchvision is not a dependency): an nn.Sequential of
+    Linear, activation, Dropout per hidden layer, then Linear, Dropout."""
+
+    def __init__(self, in_channels, hidden_channels, activation_layer=nn.ReLU, **kw):
+        inplace, bias, dropout = kw.get("inplace"), kw.get("bias", True), kw.get("dropout", 0.0)
+        params = {} if inplace is None else {"inplace": inplace}
+        layers, in_dim = [], in_channels
+        for hidden in hidden_channels[:-1]:
+            layers += [nn.Linear(in_dim, hidden, bias=bias), activation_layer(**params)]
+            layers.append(nn.Dropout(dropout, **params))
+            in_dim = hidden
+        layers += [nn.Linear(in_dim, hidden_channels[-1], bias=bias)]
+        layers.append(nn.Dropout(dropout, **params))
+        super().__init__(*layers)
+
+
+def weights_of(fused):
+    return [lin.weight for lin in fused.linears], [lin.bias for lin in fused.linears]
+
+
+@pytest.fixture
+def gelu_mod(load_generated):
+    mod, _ = load_generated(MLPSpec((20, 33, 7), act="gelu", dtype="fp32"))
+    return mod
 
 
 @pytest.mark.interpret
-def test_from_module_matches_sequential(load_generated):
-    mod, _ = load_generated(MLPSpec((20, 33, 7), act="gelu", dtype="fp32"))
+def test_from_module_matches_sequential(gelu_mod):
     seq = sequential((20, 33, 7))
-    fused = mod.FusedMLP.from_module(seq)
+    fused = gelu_mod.FusedMLP.from_module(seq)
     x = torch.randn(45, 20)
     torch.testing.assert_close(fused(x), seq(x), atol=1e-4, rtol=1e-4)
 
 
-def test_from_module_refuses_mismatches(load_generated):
-    mod, _ = load_generated(MLPSpec((20, 33, 7), act="gelu", dtype="fp32"))
-    with pytest.raises(ValueError, match="shapes"):
-        mod.FusedMLP.from_module(sequential((20, 32, 7)))
-    with pytest.raises(ValueError, match="activations"):
-        mod.FusedMLP.from_module(sequential((20, 33, 7), act=torch.nn.ReLU))
-    with pytest.raises(ValueError, match="bias"):
-        mod.FusedMLP.from_module(sequential((20, 33, 7), bias=False))
+ACCEPTED = {
+    "plain": lambda: sequential((20, 33, 7)),
+    "nested": lambda: nn.Sequential(nn.Sequential(nn.Linear(20, 33), nn.GELU()), nn.Linear(33, 7)),
+    "identity": lambda: nn.Sequential(
+        nn.Identity(), nn.Linear(20, 33), nn.GELU(), nn.Identity(), nn.Linear(33, 7)
+    ),
+    "dropout_eval": lambda: nn.Sequential(
+        nn.Linear(20, 33), nn.GELU(), nn.Dropout(0.3), nn.Linear(33, 7)
+    ).eval(),
+    "dropout_p0_training": lambda: nn.Sequential(
+        nn.Linear(20, 33), nn.GELU(), nn.Dropout(0.0), nn.Linear(33, 7)
+    ),
+    "torchvision_mlp": lambda: MLP(20, [33, 7], activation_layer=nn.GELU),
+    "torchvision_mlp_dropout_eval": lambda: MLP(20, [33, 7], nn.GELU, dropout=0.2).eval(),
+    "float64": lambda: sequential((20, 33, 7), dtype=torch.float64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED))
+def test_from_module_accepts(gelu_mod, name):
+    src = ACCEPTED[name]()
+    fused = gelu_mod.FusedMLP.from_module(src)
+    assert all(p.dtype == torch.float32 for p in fused.parameters())  # cast to the module dtype
+    x = torch.randn(9, 20)
+    with torch.no_grad():
+        want = src.eval()(x.to(next(src.parameters()).dtype)).float()
+        torch.testing.assert_close(fused(x), want, atol=1e-4, rtol=1e-4)
+
+
+def test_from_module_torchvision_relu_inplace(load_generated):
+    mod, _ = load_generated(MLPSpec((8, 16, 16, 4), act="relu", dtype="fp32"))
+    src = MLP(8, [16, 16, 4], inplace=True).eval()
+    fused = mod.FusedMLP.from_module(src)
+    x = torch.randn(5, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(fused(x), src(x), atol=1e-5, rtol=1e-5)
+
+
+def test_from_module_with_out_act(load_generated):
+    mod, _ = load_generated(MLPSpec((8, 16, 4), act="silu", out_act="sigmoid", dtype="fp32"))
+    src = sequential((8, 16, 4), act=nn.SiLU, out_act=nn.Sigmoid)
+    fused = mod.FusedMLP.from_module(src)
+    x = torch.randn(5, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(fused(x), src(x), atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="activations .* at layer 3: got \\(end\\)"):
+        mod.FusedMLP.from_module(sequential((8, 16, 4), act=nn.SiLU))
+
+
+REFUSED = [
+    # module, what the message must name
+    (lambda: sequential((20, 32, 7)), r"Linear shapes \[\(20, 32\), \(32, 7\)\] do not match"),
+    (lambda: sequential((20, 33, 7, 7)), "Linear shapes"),
+    (lambda: sequential((20, 33, 7), act=nn.ReLU), "activations .* got ReLU"),
+    (lambda: sequential((20, 33, 7), act=lambda: nn.GELU("tanh")), "approximate='tanh'"),
+    (lambda: sequential((20, 33, 7), bias=False), "Linear 0 has bias=False"),
+    (lambda: nn.Sequential(nn.Linear(20, 33), nn.Linear(33, 7)), "activations .* layer 1"),
+    (lambda: sequential((20, 33, 7), out_act=nn.GELU), "activations .* layer 3: got GELU"),
+    (lambda: nn.Sequential(nn.GELU(), nn.Linear(20, 33), nn.Linear(33, 7)), "layer order"),
+    (lambda: MLP(20, [33, 7], nn.GELU, dropout=0.1), r"Dropout\(p=0.1.*training mode"),
+    (
+        lambda: nn.Sequential(nn.Linear(20, 33), nn.LayerNorm(33), nn.GELU(), nn.Linear(33, 7)),
+        "cannot adopt LayerNorm",
+    ),
+    (lambda: nn.ModuleList([nn.Linear(20, 33), nn.GELU()]), "cannot adopt a ModuleList"),
+]
+
+
+@pytest.mark.parametrize("make, message", REFUSED)
+def test_from_module_refuses_mismatches(gelu_mod, make, message):
+    with pytest.raises(ValueError, match=message):
+        gelu_mod.FusedMLP.from_module(make())
+
+
+def test_to_module_round_trip(gelu_mod):
+    fused = gelu_mod.FusedMLP()
+    seq = fused.to_module()
+    assert type(seq) is nn.Sequential and [type(m) for m in seq] == [nn.Linear, nn.GELU, nn.Linear]
+    x = torch.randn(6, 20)
+    with torch.no_grad():
+        torch.testing.assert_close(seq(x), fused(x), atol=1e-5, rtol=1e-5)
+        seq[0].weight.add_(1.0)  # a copy, not a view
+        assert not torch.equal(seq[0].weight, fused.linears[0].weight)
+        back = gelu_mod.FusedMLP.from_module(seq)
+        torch.testing.assert_close(back(x), seq(x), atol=1e-5, rtol=1e-5)
+
+
+def test_state_dict_is_the_sequential_layout(gelu_mod):
+    fused = gelu_mod.FusedMLP()
+    seq = sequential((20, 33, 7))
+    keys = ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert list(fused.state_dict()) == list(seq.state_dict()) == keys
+    fused.load_state_dict(seq.state_dict())  # Sequential -> FusedMLP
+    assert all(torch.equal(a, b) for a, b in zip(fused.parameters(), seq.parameters()))
+    other = gelu_mod.FusedMLP()
+    seq.load_state_dict(other.state_dict())  # FusedMLP -> Sequential
+    assert all(torch.equal(a, b) for a, b in zip(other.parameters(), seq.parameters()))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: MLP(20, [33, 7], nn.GELU),  # keys 0.*, 3.*
+        lambda: nn.Sequential(nn.Sequential(nn.Linear(20, 33), nn.GELU()), nn.Linear(33, 7)),
+        lambda: nn.Sequential(nn.Identity(), nn.Linear(20, 33), nn.GELU(), nn.Linear(33, 7)),
+    ],
+)
+def test_state_dict_loads_other_sequential_layouts(gelu_mod, make):
+    src = make()
+    fused = gelu_mod.FusedMLP()
+    fused.load_state_dict(src.state_dict())
+    linears = [m for m in src.modules() if isinstance(m, nn.Linear)]
+    for got, want in zip(fused.linears, linears):
+        assert torch.equal(got.weight, want.weight) and torch.equal(got.bias, want.bias)
+
+
+def test_state_dict_inside_a_parent_model(gelu_mod):
+    """Swapping a model's nn.Sequential for FusedMLP keeps its checkpoints loadable both ways."""
+    old = nn.Sequential(nn.Linear(4, 20), MLP(20, [33, 7], nn.GELU))
+    new = nn.Sequential(nn.Linear(4, 20), gelu_mod.FusedMLP())
+    new.load_state_dict(old.state_dict())
+    assert torch.equal(new[1].linears[1].weight, old[1][3].weight)
+    plain = nn.Sequential(nn.Linear(4, 20), sequential((20, 33, 7)))
+    plain.load_state_dict(new.state_dict())
+    assert torch.equal(plain[1][2].weight, old[1][3].weight)
+
+
+def test_state_dict_mismatches_are_reported(gelu_mod):
+    fused = gelu_mod.FusedMLP()
+    with pytest.raises(RuntimeError, match="size mismatch for 0.weight"):
+        fused.load_state_dict(sequential((20, 32, 7)).state_dict(), strict=False)
+    with pytest.raises(RuntimeError, match="Unexpected key.*4.weight"):
+        fused.load_state_dict(sequential((20, 33, 33, 7)).state_dict())
+
+
+def test_dtype_conversions_are_refused_at_forward(gelu_mod):
+    x = torch.randn(3, 20)
+    with pytest.raises(TypeError, match="mlpgen --widths 20,33,7 --act gelu --dtype fp16"):
+        gelu_mod.FusedMLP().half()(x.half())
+    with pytest.raises(TypeError, match="weights are torch.float64.*fp16, bf16, fp32 modules"):
+        gelu_mod.FusedMLP().double()(x.double())
+    with pytest.raises(TypeError, match="expected a torch.float32 input.*--dtype bf16"):
+        gelu_mod.FusedMLP()(x.bfloat16())
 
 
 def test_input_checks(load_generated):
@@ -45,6 +210,9 @@ def test_input_checks(load_generated):
         fused(torch.randn(3, 8, dtype=torch.float64))
     assert fused(torch.randn(0, 8)).shape == (0, 4)
     assert fused(torch.randn(2, 0, 8)).shape == (2, 0, 4)
+    nobias, _ = load_generated(MLPSpec((8, 4), dtype="fp32", bias=False))
+    with pytest.raises(ValueError, match="without bias"):
+        nobias.mlp(torch.randn(2, 8), [torch.randn(4, 8)], [torch.randn(4)])
 
 
 def test_dispatch_nearest_bucket_and_unknown_gpu_warns_once(load_generated):
@@ -65,11 +233,20 @@ def test_dispatch_nearest_bucket_and_unknown_gpu_warns_once(load_generated):
 def test_cpu_without_interpreter_takes_reference(load_generated, monkeypatch):
     mod, _ = load_generated(MLPSpec((8, 16, 4), dtype="fp32"))
     monkeypatch.setattr(mod, "_INTERPRET", False)
-    monkeypatch.setattr(mod, "_launch", lambda *a, **k: pytest.fail("kernel launched on CPU"))
+    monkeypatch.setattr(mod, "_run", lambda *a, **k: pytest.fail("kernel launched on CPU"))
     fused = mod.FusedMLP()
     x = torch.randn(5, 8)
     torch.testing.assert_close(fused(x), mod.reference(x, *weights_of(fused)))
 
 
-def weights_of(fused):
-    return [lin.weight for lin in fused.linears], [lin.bias for lin in fused.linears]
+def test_parametrized_weights_and_functional_call(gelu_mod):
+    """torch.func.functional_call and weight_norm-style parametrizations see the real weights."""
+    fused = gelu_mod.FusedMLP()
+    x = torch.randn(4, 20)
+    zeros = {k: torch.zeros_like(v) for k, v in fused.named_parameters()}
+    assert torch.equal(torch.func.functional_call(fused, zeros, (x,)), torch.zeros(4, 7))
+    with torch.no_grad():
+        want = fused(x)
+    nn.utils.parametrizations.weight_norm(fused.linears[0])
+    with torch.no_grad():
+        torch.testing.assert_close(fused(x), want, atol=1e-5, rtol=1e-5)

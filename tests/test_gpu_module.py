@@ -1,0 +1,216 @@
+"""The generated module inside real models on a GPU: gradients against eager, the torch.library
+op (opcheck), torch.compile(fullgraph=True) and mode="reduce-overhead", CUDA-graph capture and
+replay, autocast, a second GPU. Run with: MLPGEN_TEST_GPU=1 pytest -q -m gpu"""
+
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+from mlpgen.spec import MLPSpec
+from mlpgen.verify import TOLERANCE, reference, rel_error
+
+pytestmark = pytest.mark.gpu
+HEADLINE = (256, 512, 256)
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
+
+
+@pytest.fixture
+def make(load_generated, monkeypatch):
+    """(module, eager nn.Sequential on the GPU in the module's dtype, FusedMLP adopted from it)."""
+
+    def build(widths=HEADLINE, act="gelu", dtype="fp16", **kw):
+        spec = MLPSpec(tuple(widths), act=act, dtype=dtype, **kw)
+        mod, _ = load_generated(spec)
+        monkeypatch.setitem(sys.modules, mod.__name__, mod)  # dynamo looks globals up by module
+        seq = mod.FusedMLP().to_module().cuda()  # nn.Linear's init, the module's dtype
+        return mod, seq, mod.FusedMLP.from_module(seq)
+
+    torch._dynamo.reset()
+    yield build
+    torch._dynamo.reset()
+
+
+def grads(module, x):
+    return [x.grad] + [p.grad for p in module.parameters()]
+
+
+def assert_grads_close(got, want, dtype):
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g is not None and g.dtype == w.dtype, i
+        assert rel_error(g, w.float()) <= TOLERANCE[dtype], i
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("lead", [(1,), (37,), (4, 250)])
+def test_gradients_match_eager(make, dtype, lead):
+    """Fused forward + recomputing backward vs the eager nn.Sequential, in the layer dtype."""
+    mod, seq, fused = make(dtype=dtype)
+    x = torch.randn(*lead, 256, device="cuda", dtype=DTYPES[dtype])
+    dy = torch.randn(*lead, 256, device="cuda", dtype=DTYPES[dtype])
+    xs, xf = x.clone().requires_grad_(), x.clone().requires_grad_()
+    ys, yf = seq(xs), fused(xf)
+    assert rel_error(yf, ys.float()) <= TOLERANCE[dtype]
+    ys.backward(dy)
+    yf.backward(dy)
+    assert_grads_close(grads(fused, xf), grads(seq, xs), dtype)
+
+
+def test_gradients_match_eager_odd_spec(make):
+    mod, seq, fused = make((100, 300, 200, 7), act="silu", out_act="tanh", dtype="fp16")
+    x = torch.randn(999, 100, device="cuda", dtype=torch.float16)
+    xs, xf = x.clone().requires_grad_(), x.clone().requires_grad_()
+    seq(xs).float().square().sum().backward()  # a loss whose gradient depends on y
+    fused(xf).float().square().sum().backward()
+    assert_grads_close(grads(fused, xf), grads(seq, xs), "fp16")
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
+def test_opcheck(make, dtype):
+    mod, _, fused = make(dtype=dtype)
+    x = torch.randn(37, 256, device="cuda", dtype=DTYPES[dtype], requires_grad=True)
+    params = [p.detach().requires_grad_() for p in fused.parameters()]
+    torch.library.opcheck(mod.OP, (x, params))
+    torch.library.opcheck(mod.OP, (x.detach(), [p.detach() for p in params]))
+
+
+def model_around(fused, dtype):
+    """A model with ops before and after the FusedMLP, as it sits in real networks."""
+    return nn.Sequential(
+        nn.Linear(64, 256, device="cuda", dtype=dtype), fused, nn.LayerNorm(256).cuda().to(dtype)
+    )
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_compile_fullgraph_matches_eager(make, dtype):
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    mod, _, fused = make(dtype=dtype)
+    model = model_around(fused, DTYPES[dtype])
+    counter = CompileCounterWithBackend("inductor")
+    compiled = torch.compile(model, backend=counter, fullgraph=True)
+    x = torch.randn(300, 64, device="cuda", dtype=DTYPES[dtype])
+    with torch.no_grad():
+        assert rel_error(compiled(x), model(x).float()) <= TOLERANCE[dtype]
+    assert counter.frame_count == 1
+    assert mod.OP_NAME.replace("::", ".") in counter.graphs[0].code
+    # training through the compiled graph: the op's registered autograd
+    compiled(x).float().square().sum().backward()
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).float().square().sum().backward()
+    assert_grads_close(got, [p.grad for p in model.parameters()], dtype)
+
+
+def test_compile_dynamic_batch(make):
+    """dynamic=True: M is symbolic; the config is chosen by the traced size, correct for all."""
+    mod, seq, fused = make(dtype="fp16")
+    compiled = torch.compile(fused, fullgraph=True, dynamic=True)
+    with torch.no_grad():
+        for m in (37, 1000, 5, 4099):
+            x = torch.randn(m, 256, device="cuda", dtype=torch.float16)
+            assert rel_error(compiled(x), seq(x).float()) <= TOLERANCE["fp16"], m
+
+
+@pytest.mark.parametrize("m", [1, 37, 4096])
+def test_cuda_graph_capture_and_replay(make, m):
+    mod, seq, fused = make(dtype="fp16")
+    static_x = torch.randn(m, 256, device="cuda", dtype=torch.float16)
+    with torch.no_grad():
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm up (compiles the kernel) off the capture
+            for _ in range(3):
+                fused(static_x)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_y = fused(static_x)
+        for _ in range(3):
+            x = torch.randn_like(static_x)
+            static_x.copy_(x)
+            graph.replay()
+            torch.testing.assert_close(static_y, fused(x), atol=0, rtol=0)
+            assert rel_error(static_y, seq(x).float()) <= TOLERANCE["fp16"]
+
+
+def test_cuda_graph_capture_of_a_training_step(make):
+    """Forward and backward (the autograd Function, torch backward) captured in one graph."""
+    mod, seq, fused = make(dtype="fp16")
+    static_x = torch.randn(128, 256, device="cuda", dtype=torch.float16, requires_grad=True)
+    dy = torch.randn(128, 256, device="cuda", dtype=torch.float16)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fused(static_x).backward(dy)
+    torch.cuda.current_stream().wait_stream(side)
+    fused.zero_grad(set_to_none=True)
+    static_x.grad = None
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fused(static_x).backward(dy)
+    new = torch.randn_like(static_x)
+    with torch.no_grad():
+        static_x.copy_(new)
+    graph.replay()
+    xs = new.clone().requires_grad_()
+    seq(xs).backward(dy)
+    assert_grads_close(grads(fused, static_x), grads(seq, xs), "fp16")
+
+
+def test_compile_reduce_overhead(make):
+    mod, _, fused = make(dtype="fp16")
+    model = model_around(fused, torch.float16)
+    compiled = torch.compile(model, mode="reduce-overhead", fullgraph=True)
+    with torch.no_grad():
+        for _ in range(4):  # warm-up, recording, then replays of the CUDA graph
+            x = torch.randn(64, 64, device="cuda", dtype=torch.float16)
+            y = compiled(x).clone()
+            assert rel_error(y, model(x).float()) <= TOLERANCE["fp16"]
+    for _ in range(3):  # training steps under CUDA graphs
+        x = torch.randn(64, 64, device="cuda", dtype=torch.float16)
+        model.zero_grad(set_to_none=True)
+        compiled(x).float().square().sum().backward()
+        got = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad(set_to_none=True)
+        model(x).float().square().sum().backward()
+        assert_grads_close(got, [p.grad for p in model.parameters()], "fp16")
+
+
+def test_autocast_with_fp32_parameters(make):
+    """Mixed precision: fp32 master weights, the fp16 kernel under torch.autocast."""
+    mod, seq, fused = make(dtype="fp16")
+    seq, fused = seq.float(), fused.float()
+    x = torch.randn(300, 256, device="cuda", requires_grad=True)
+    xs = x.detach().clone().requires_grad_()
+    with torch.autocast("cuda", dtype=torch.float16):
+        yf, ys = fused(x), seq(xs)
+    assert yf.dtype == ys.dtype == torch.float16
+    assert rel_error(yf, ys.float()) <= TOLERANCE["fp16"]
+    yf.float().sum().backward()
+    ys.float().sum().backward()
+    assert fused.linears[0].weight.grad.dtype == torch.float32
+    assert_grads_close(grads(fused, x), grads(seq, xs), "fp16")
+    with pytest.raises(TypeError, match="torch.autocast"):
+        fused(x)  # fp32 weights without autocast: refused, not silently computed
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_second_gpu_uses_its_device(make):
+    """A module on cuda:1 while cuda:0 is current: launched on cuda:1, with cuda:1's config."""
+    mod, seq, fused = make(dtype="fp16")
+    seq, fused = seq.to("cuda:1"), fused.to("cuda:1")
+    torch.cuda.set_device(0)
+    for m in (1, 1000):
+        x = torch.randn(m, 256, device="cuda:1", dtype=torch.float16)
+        with torch.no_grad():
+            y = fused(x)
+        assert y.device == x.device and torch.cuda.current_device() == 0
+        weights, biases = [lin.weight for lin in fused.linears], [lin.bias for lin in fused.linears]
+        spec = MLPSpec.from_dict(mod.SPEC)
+        assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp16"]
+    assert mod.gpu_key(torch.device("cuda", 1)).endswith(
+        f"|{torch.cuda.get_device_properties(1).multi_processor_count}"
+    )
