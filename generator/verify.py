@@ -12,7 +12,7 @@ from mlpgen.spec import MLPSpec
 
 # Relative norm error ||out - ref|| / ||ref|| against an fp32 reference.
 TOLERANCE = {
-    "fp32": 2e-3,  # the GPU runs fp32 dots in tf32 (~1e-3); the interpreter is exact
+    "fp32": 5e-3,  # the GPU runs fp32 dots in tf32: 2.7e-3 seen on the H200 at depth 3
     "fp16": 1e-2,  # fp16 operands and hidden activations, fp32 accumulation
     "bf16": 2e-2,  # 8-bit mantissa: twice fp16's error
 }
