@@ -99,3 +99,36 @@ def plan_tiles(spec: MLPSpec, config: KernelConfig) -> tuple[TiledLayer, ...]:
             )
         )
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """The stream strategy (two layers): x chunks stay in registers, the hidden layer is
+    produced block_n columns at a time and consumed at once by the second layer."""
+
+    k: int
+    n1: int
+    n2: int
+    in_chunks: tuple[Chunk, ...]
+    out_chunks: tuple[Chunk, ...]
+    mask_n1: bool
+    act: str
+    out_act: str
+
+
+def plan_stream(spec: MLPSpec, config: KernelConfig) -> StreamPlan:
+    if spec.depth != 2:
+        raise ValueError(
+            f"the stream strategy needs exactly 2 layers, {spec.name} has {spec.depth}"
+        )
+    k, n1, n2 = spec.widths
+    return StreamPlan(
+        k=k,
+        n1=n1,
+        n2=n2,
+        in_chunks=chunks_of(k, config.chunk),
+        out_chunks=chunks_of(n2, config.chunk),
+        mask_n1=n1 % config.block_n != 0,
+        act=spec.act,
+        out_act=spec.out_act,
+    )

@@ -11,7 +11,7 @@ import jinja2
 
 import mlpgen.templates
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.layout import plan_layers, plan_tiles
+from mlpgen.layout import plan_layers, plan_stream, plan_tiles
 from mlpgen.spec import KernelConfig, MLPSpec
 
 TEMPLATE_DIR = Path(mlpgen.templates.__file__).parent
@@ -43,13 +43,15 @@ def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
     """Source of one @triton.jit kernel named config.kernel_name."""
     if config.strategy == "torch":
         raise ValueError("the torch strategy has no kernel")
-    plan = plan_tiles if config.strategy == "persist" else plan_layers
+    planner = {"persist": plan_tiles, "stream": plan_stream}.get(config.strategy, plan_layers)
     template = environment().get_template(f"kernel_{config.strategy}.j2")
+    plan = planner(spec, config)
     return template.render(
         name=config.kernel_name,
         spec=spec,
         config=config,
-        layers=plan(spec, config),
+        layers=plan,
+        plan=plan,
         tl_dtype=TL_DTYPES[spec.dtype],
         macros={name: a.macro for name, a in ACTIVATIONS.items()},
     )

@@ -9,7 +9,7 @@ from mlpgen.activations import ACTIVATIONS
 
 MAX_WIDTH = 8192
 DTYPES = ("fp16", "bf16", "fp32")
-STRATEGIES = ("rowblock", "persist", "torch")
+STRATEGIES = ("rowblock", "persist", "stream", "torch")
 
 
 class SpecError(ValueError):
@@ -106,6 +106,8 @@ class KernelConfig:
     persist: a persistent grid (at most one program per SM) computes each layer as
       block_m x block_n output tiles with a block_k loop, stages hidden activations through
       L2/global memory and waits at a grid barrier between layers: many SMs read the weights.
+    stream: two-layer MLPs only: block_m rows per program, x in registers, the hidden layer
+      produced block_n columns at a time in a loop and consumed at once by the second layer.
     torch: the unfused torch path (no kernel).
     """
 
@@ -136,6 +138,8 @@ class KernelConfig:
             return ""
         if self.strategy == "persist":
             return f"_k_persist_m{self.block_m}_n{self.block_n}_k{self.block_k}"
+        if self.strategy == "stream":
+            return f"_k_stream_m{self.block_m}_n{self.block_n}_c{self.chunk}"
         return f"_k_{self.strategy}_m{self.block_m}_c{self.chunk}"
 
     def to_dict(self) -> dict:

@@ -73,6 +73,26 @@ def test_persist_kernel_matches_reference(
         assert sync.tolist() == [0, 0]
 
 
+STREAM = [
+    KernelConfig(strategy="stream", block_m=16, block_n=16, chunk=32),
+    KernelConfig(strategy="stream", block_m=32, block_n=32, chunk=64),
+]
+
+
+@pytest.mark.parametrize(
+    "widths, act, out_act, dtype, bias, m",
+    [
+        ((100, 37, 10), "gelu", "none", "fp16", True, 97),
+        ((20, 30, 5), "tanh", "sigmoid", "fp32", False, 33),
+        ((37, 70, 130), "relu", "silu", "fp32", True, 1),
+    ],
+)
+def test_stream_kernel_matches_reference(load_generated, widths, act, out_act, dtype, bias, m):
+    spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
+    for err in run_configs(load_generated, spec, STREAM, m):
+        assert err <= TOLERANCE[dtype]
+
+
 @pytest.mark.parametrize("dtype", ["fp32", "fp16"])
 def test_every_activation(load_generated, dtype):
     for act in ACTIVATIONS:

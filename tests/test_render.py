@@ -74,3 +74,13 @@ def test_heuristic_is_feasible_and_wide_specs_fall_back_to_torch():
             assert cfg.strategy == "rowblock"
             assert infeasible_reason(spec, cfg) is None
     assert heuristic_config(MLPSpec((1024, 4096, 1024)), 64).strategy == "torch"
+
+
+def test_stream_is_two_layers_only():
+    from mlpgen.layout import plan_stream
+
+    with pytest.raises(ValueError, match="2 layers"):
+        plan_stream(MLPSpec((8, 8, 8, 8)), KernelConfig(strategy="stream"))
+    src = render_kernel(MLPSpec((100, 37, 10)), KernelConfig(strategy="stream", block_n=32))
+    ast.parse(src)
+    assert "for j in range(0, 37, 32)" in src and "hid[:, None] < 37" in src
