@@ -1,16 +1,39 @@
-"""What can be launched: the heuristic default config and the feasibility arithmetic that drops
-candidates before anything is compiled."""
+"""What can be launched: the search space (one table of per-strategy parameter domains), the
+heuristic default config and the feasibility arithmetic that drops candidates before anything is
+compiled."""
 
 from __future__ import annotations
 
-from mlpgen.layout import chunks_of, dot_count
+import itertools
+from dataclasses import dataclass
+
+from mlpgen.layout import MIN_DOT, chunks_of, dot_count, next_pow2
 from mlpgen.spec import KernelConfig, MLPSpec
 
 DEFAULT_BUCKETS = (1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144)
 MAX_FUSED_WIDTH = 1024  # wider layers do not fit in registers: the torch path serves them
 MAX_DOTS = 512  # unrolled tl.dot calls; past this, compile time explodes
 MAX_REGS = 255  # per thread on NVIDIA GPUs
+REGISTER_FILE = 65536  # 32-bit registers per SM: one program's threads must fit in it
+MAX_SHARED = 99 * 1024  # opt-in shared memory per block on sm86/89; the tuner passes the GPU's
 ELEM_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
+
+# The search space: strategy -> {KernelConfig field: values}. A new strategy is one more entry
+# (plus its template, kernel_<strategy>.j2, and any feasibility rule it needs below).
+DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
+    "rowblock": {
+        "block_m": (16, 32, 64, 128),
+        "chunk": (32, 64, 128),
+        "num_warps": (2, 4, 8),
+        # The rowblock kernel is fully unrolled: it has no loop for Triton's software pipeliner,
+        # so num_stages changes nothing (tests/test_gpu_tune.py checks the binaries are equal).
+        # Widen this for a strategy with a K loop.
+        "num_stages": (1,),
+    },
+    "torch": {},  # the unfused torch path: always a candidate, in every bucket
+}
+ROW_TILED = ("rowblock",)  # strategies whose block_m tiles the batch rows, one tile a program
+CHUNK_PADDED = ("rowblock",)  # strategies whose chunk pads narrow widths (layout.chunks_of)
 
 
 def fusable(spec: MLPSpec) -> bool:
@@ -36,21 +59,140 @@ def registers_per_thread(spec: MLPSpec, config: KernelConfig) -> int:
     return bytes_ // (4 * 32 * config.num_warps)
 
 
-def infeasible_reason(spec: MLPSpec, config: KernelConfig) -> str | None:
-    """Why a config cannot work for a spec, or None when it is worth compiling."""
-    if config.strategy == "torch":
-        return None
+def shared_bytes(spec: MLPSpec, config: KernelConfig) -> int:
+    """Shared memory of the largest single tl.dot: its operand tiles staged through shared
+    memory plus an fp32 accumulator-sized scratch for layout conversion (Triton reuses the
+    buffers of one dot for the next, so the dots do not add up)."""
+    b = ELEM_BYTES[spec.dtype]
+    tile_m = config.block_m
+    tile_k = max(min(config.chunk, max(MIN_DOT, next_pow2(w))) for w in spec.widths[:-1])
+    tile_n = max(min(config.chunk, max(MIN_DOT, next_pow2(w))) for w in spec.widths[1:])
+    return (tile_m * tile_k + tile_k * tile_n) * b + tile_m * tile_n * 4
+
+
+def rowblock_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
     if not fusable(spec):
         return f"a width over {MAX_FUSED_WIDTH} does not fit on chip"
+    if config.block_m < MIN_DOT:
+        return f"block_m below {MIN_DOT} (tl.dot's minimum)"
     dots = dot_count(spec, config)
     if dots > MAX_DOTS:
         return f"{dots} unrolled dots (max {MAX_DOTS})"
     regs = registers_per_thread(spec, config)
-    if regs > MAX_REGS:
-        return f"~{regs} registers per thread (max {MAX_REGS})"
-    if config.block_m < 16:
-        return "block_m below 16 (tl.dot's minimum)"
+    cap = min(MAX_REGS, REGISTER_FILE // (32 * config.num_warps))
+    if regs > cap:
+        return f"~{regs} registers per thread (max {cap} with {config.num_warps} warps)"
+    smem = shared_bytes(spec, config)
+    if smem > max_shared:
+        return f"~{smem // 1024} KiB shared memory (max {max_shared // 1024})"
     return None
+
+
+# strategy -> why a config of it cannot work (None: worth compiling); a strategy without an
+# entry has no rule yet and every config of it is compiled and left to verification.
+RULES = {"rowblock": rowblock_reason}
+
+
+def infeasible_reason(
+    spec: MLPSpec, config: KernelConfig, max_shared: int = MAX_SHARED
+) -> str | None:
+    """Why a config cannot work for a spec, or None when it is worth compiling."""
+    rule = RULES.get(config.strategy)
+    return None if rule is None else rule(spec, config, max_shared)
+
+
+def dominated_reason(spec: MLPSpec, config: KernelConfig, bucket: int) -> str | None:
+    """Why a feasible config is not worth timing at this bucket: a row tile taller than the
+    bucket's rows (rounded up to a power of two, at least 16) only adds masked-off rows to the
+    one program that does all the work; a chunk wider than every layer renders the same kernel
+    as the smallest such chunk of the domain."""
+    domain = DOMAINS.get(config.strategy, {})
+    rows = max(MIN_DOT, next_pow2(bucket))
+    if config.strategy in ROW_TILED and config.block_m > rows:
+        return f"block_m {config.block_m} over the bucket's {rows} rows"
+    if config.strategy in CHUNK_PADDED:
+        widest = max(MIN_DOT, next_pow2(max(spec.widths)))
+        same = min((c for c in domain["chunk"] if c >= widest), default=max(domain["chunk"]))
+        if config.chunk > same:
+            return f"chunk {config.chunk} over the widest layer: same kernel as chunk {same}"
+    return None
+
+
+def configs_of(strategy: str) -> list[KernelConfig]:
+    """Every point of one strategy's domain, in table order."""
+    domain = DOMAINS[strategy]
+    names = list(domain)
+    return [
+        KernelConfig(strategy=strategy, **dict(zip(names, values)))
+        for values in itertools.product(*(domain[n] for n in names))
+    ]
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """The candidates worth timing for one (spec, bucket), and what was dropped and why."""
+
+    bucket: int
+    candidates: tuple[KernelConfig, ...]
+    dropped: tuple[tuple[KernelConfig, str], ...]
+
+    def __contains__(self, config: KernelConfig) -> bool:
+        return config in self.candidates
+
+    def domains(self) -> dict[str, dict[str, tuple[int, ...]]]:
+        """Per strategy, the values of each searched field that some candidate uses: what the
+        sampler draws from (every strategy with a candidate appears, torch with no fields)."""
+        out: dict[str, dict[str, tuple[int, ...]]] = {}
+        for c in self.candidates:
+            fields = out.setdefault(c.strategy, {n: () for n in DOMAINS[c.strategy]})
+            for n in fields:
+                v = getattr(c, n)
+                if v not in fields[n]:
+                    fields[n] = tuple(sorted(fields[n] + (v,)))
+        return out
+
+    def dropped_counts(self) -> dict[str, int]:
+        """How many candidates each kind of reason dropped ("registers", "dots", ...)."""
+        counts: dict[str, int] = {}
+        for _, reason in self.dropped:
+            kind = reason_kind(reason)
+            counts[kind] = counts.get(kind, 0) + 1
+        return dict(sorted(counts.items()))
+
+
+def reason_kind(reason: str) -> str:
+    for word, kind in (
+        ("registers", "registers"),
+        ("dots", "dots"),
+        ("shared", "shared memory"),
+        ("bucket", "dominated"),
+        ("same kernel", "dominated"),
+        ("chip", "too wide"),
+        ("tl.dot", "dot shape"),
+    ):
+        if word in reason:
+            return kind
+    return "other"
+
+
+def search_space(spec: MLPSpec, bucket: int, max_shared: int = MAX_SHARED) -> SearchSpace:
+    """Every table config, split into the feasible candidates for this bucket and the dropped
+    ones with their reasons. The heuristic default is always a candidate when it is feasible,
+    and the torch path always is."""
+    default = heuristic_config(spec, bucket)
+    candidates, dropped = [], []
+    for strategy in DOMAINS:
+        for config in configs_of(strategy):
+            reason = infeasible_reason(spec, config, max_shared)
+            if reason is None and config != default:
+                reason = dominated_reason(spec, config, bucket)
+            if reason is None:
+                candidates.append(config)
+            else:
+                dropped.append((config, reason))
+    if default not in candidates and infeasible_reason(spec, default, max_shared) is None:
+        candidates.append(default)
+    return SearchSpace(bucket, tuple(candidates), tuple(dropped))
 
 
 def heuristic_config(spec: MLPSpec, m: int) -> KernelConfig:
