@@ -1,0 +1,458 @@
+"""Verify, then time, one candidate config, in a worker process with a time limit.
+
+A candidate is built the way it ships: a module rendered by `emit.render` with the candidate's
+TUNED entry, written to a work folder and imported; modules are cached per kernel source, so a
+kernel compiled once serves every bucket and every launch-only variant. `measure_candidate`
+runs inside a `Worker`: a spawned process (CUDA cannot fork) that answers one task at a time; a
+crash, an illegal memory access or a hang costs that candidate only, and the worker is replaced.
+
+Verification comes first and decides whether a candidate is timed at all: fresh random inputs,
+a NaN-poisoned output with poisoned rows past M that must stay untouched, the fp32 reference and
+the dtype's tolerance, at the bucket's M and at an M that is not a multiple of BLOCK_M.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import multiprocessing
+import os
+import queue
+import signal
+import statistics
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from mlpgen.emit import atomic_write, entry, render
+from mlpgen.render import render_kernel
+from mlpgen.selfcheck import load_module
+from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.verify import TOLERANCE, TORCH_DTYPE, reference, rel_error
+
+HOST_BUCKET_MAX = 1024  # buckets up to this size also get a per-call host time
+WARMUP_MS, REP_MS = 10, 40  # do_bench budget per candidate
+HOST_CALLS, HOST_LOOPS = 50, 5  # per-call host time: median over loops of back-to-back calls
+POISON_ROWS = 16  # NaN rows past M that a kernel must leave untouched
+ODD_OFFSET = 13  # bucket + 13 is not a multiple of any block_m >= 16
+
+VERDICTS = ("ok", "wrong", "error", "timeout", "crash")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The verdict on one candidate at one bucket, and its times (µs) when it was verified.
+
+    `score` is what the tuner minimises: the time per call that a caller issuing calls back to
+    back waits, i.e. the larger of the GPU time and (for small buckets) the host time."""
+
+    verdict: str
+    reason: str = ""
+    us: float | None = None  # median GPU time, triton.testing.do_bench
+    host_us: float | None = None  # median per-call host time, small buckets only
+    err: float | None = None  # worst relative error seen while verifying
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"unknown verdict {self.verdict!r}")
+        if self.verdict == "ok" and (self.us is None or not math.isfinite(self.us)):
+            raise ValueError("an ok measurement needs a finite time")
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "ok"
+
+    @property
+    def score(self) -> float | None:
+        if not self.ok:
+            return None
+        return self.us if self.host_us is None else max(self.us, self.host_us)
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None and v != ""}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Measurement:
+        return cls(**{k: d[k] for k in ("verdict", "reason", "us", "host_us", "err") if k in d})
+
+
+# ---------------------------------------------------------------------------------------------
+# Candidates as shipped modules
+
+
+_MODULES: dict[str, object] = {}
+
+
+def kernel_source(spec: MLPSpec, config: KernelConfig) -> str:
+    return "" if config.strategy == "torch" else render_kernel(spec, config)
+
+
+def candidate_module(spec: MLPSpec, config: KernelConfig, workdir: Path):
+    """The module that ships `config` (TUNED["default"] holds only it), written under workdir
+    and imported once per kernel source. The same file is used by every process of one tuning
+    run, so Triton's on-disk cache (keyed by kernel source and line) is shared between them."""
+    digest = hashlib.sha256(f"{spec.name}\n{kernel_source(spec, config)}".encode()).hexdigest()
+    mod = _MODULES.get(digest)
+    if mod is None:
+        path = Path(workdir) / f"cand_{digest[:16]}.py"
+        if not path.exists():
+            atomic_write(path, render(spec, {"default": {1: entry(config)}}, {}))
+        mod = _MODULES[digest] = load_module(path)
+    return mod
+
+
+def launcher(mod, config: KernelConfig):
+    """fn(x, weights, biases, out=None) -> y: exactly what the module runs for this config."""
+    if config.strategy == "torch":
+        return lambda x, w, b, out=None: mod.reference(x, w, b)
+    cell = entry(config)
+    return lambda x, w, b, out=None: mod._launch(x, w, b, cell, out=out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Verification and timing (inside the worker)
+
+
+def device_problem(spec: MLPSpec, m: int, device, seed: int):
+    """verify.random_problem's distributions, drawn on the device (large M stays fast)."""
+    gen = torch.Generator(device=device)
+    gen.manual_seed(seed)
+    dtype = TORCH_DTYPE[spec.dtype]
+
+    def uniform(*shape, scale):
+        return ((torch.rand(*shape, generator=gen, device=device) * 2 - 1) * scale).to(dtype)
+
+    x = torch.randn(m, spec.widths[0], generator=gen, device=device).to(dtype)
+    weights = [
+        uniform(n, k, scale=math.sqrt(3.0 / k)) for k, n in zip(spec.widths[:-1], spec.widths[1:])
+    ]
+    biases = [uniform(n, scale=0.1) for n in spec.widths[1:]] if spec.bias else None
+    return x, weights, biases
+
+
+def verify_sizes(bucket: int, config: KernelConfig) -> tuple[int, ...]:
+    """The bucket's own M and, when it is a multiple of BLOCK_M, one that is not."""
+    m = max(bucket, 1)
+    return (m,) if m % config.block_m else (m, m + ODD_OFFSET)
+
+
+def check(run, spec: MLPSpec, m: int, device, seed: int) -> tuple[float, str]:
+    """Run once on a NaN-poisoned output; (relative error, why it is wrong or "")."""
+    x, weights, biases = device_problem(spec, m, device, seed)
+    buf = torch.full((m + POISON_ROWS, spec.widths[-1]), math.nan, dtype=x.dtype, device=x.device)
+    y = run(x, weights, biases, out=buf[:m])
+    if y is None:
+        y = buf[:m]
+    if not torch.isnan(buf[m:]).all().item():
+        return math.inf, f"wrote rows past M={m}"
+    if tuple(y.shape) != (m, spec.widths[-1]):
+        return math.inf, f"output shape {tuple(y.shape)} at M={m}"
+    err = rel_error(y, reference(spec, x, weights, biases))
+    if not err <= TOLERANCE[spec.dtype]:
+        what = "NaN/Inf in the output" if math.isinf(err) else f"rel err {err:.2e}"
+        return err, f"{what} > {TOLERANCE[spec.dtype]:g} at M={m}"
+    return err, ""
+
+
+def gpu_us(fn) -> float:
+    from triton.testing import do_bench
+
+    return do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, return_mode="median") * 1e3
+
+
+def host_us(fn, sync, calls: int = HOST_CALLS, loops: int = HOST_LOOPS) -> float:
+    """Per-call time of back-to-back calls: N calls, one synchronize, median over loops."""
+    fn()
+    sync()
+    per_call = []
+    for _ in range(loops):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        sync()
+        per_call.append((time.perf_counter() - t0) / calls)
+    return statistics.median(per_call) * 1e6
+
+
+class WorkerStartError(RuntimeError):
+    """No worker process could be started: nothing can be measured, so tuning stops."""
+
+
+class WorkerPoisoned(RuntimeError):
+    """The CUDA context is broken (e.g. an illegal memory access): the worker must be replaced."""
+
+
+def cuda_healthy() -> bool:
+    try:
+        torch.zeros(1, device="cuda").add_(1)
+        torch.cuda.synchronize()
+        return True
+    except Exception:
+        return False
+
+
+def measure_candidate(
+    spec: MLPSpec, bucket: int, config: KernelConfig, workdir: str, seed: int = 0
+) -> Measurement:
+    """Verify `config` at `bucket` and, if right, time it. Runs in a worker; on a CPU (tests,
+    the Triton interpreter) the GPU time is replaced by the host time."""
+    cuda = torch.cuda.is_available()
+    device = "cuda" if cuda else "cpu"
+    try:
+        run = launcher(candidate_module(spec, config, Path(workdir)), config)
+        worst = 0.0
+        for i, m in enumerate(verify_sizes(bucket, config)):
+            err, why = check(run, spec, m, device, seed=seed * 7919 + bucket * 31 + i)
+            if why:
+                return Measurement("wrong", why, err=err)
+            worst = max(worst, err)
+        x, weights, biases = device_problem(spec, max(bucket, 1), device, seed=seed + 1)
+
+        def call():
+            return run(x, weights, biases)
+
+        sync = torch.cuda.synchronize if cuda else (lambda: None)
+        if not cuda:  # the interpreter: a rough time, enough to exercise the tuner
+            t = host_us(call, sync, calls=1, loops=3)
+            return Measurement(
+                "ok", us=t, host_us=t if bucket <= HOST_BUCKET_MAX else None, err=worst
+            )
+        us = gpu_us(call)
+        hus = host_us(call, sync) if bucket <= HOST_BUCKET_MAX else None
+        return Measurement("ok", us=us, host_us=hus, err=worst)
+    except Exception as e:
+        if cuda and not cuda_healthy():
+            raise WorkerPoisoned(describe(e)) from e
+        return Measurement("error", describe(e))
+
+
+def compile_candidate(spec: MLPSpec, config: KernelConfig, workdir: str) -> None:
+    """Compile (and run once, at M=1) a candidate's kernel, filling Triton's on-disk cache."""
+    if config.strategy == "torch":
+        return
+    cuda = torch.cuda.is_available()
+    device = "cuda" if cuda else "cpu"
+    run = launcher(candidate_module(spec, config, Path(workdir)), config)
+    x, weights, biases = device_problem(spec, 1, device, seed=0)
+    try:
+        run(x, weights, biases)
+        if cuda:
+            torch.cuda.synchronize()
+    except Exception as e:
+        if cuda and not cuda_healthy():
+            raise WorkerPoisoned(describe(e)) from e
+        raise
+
+
+def describe(e: BaseException) -> str:
+    """One line: the exception's class and the first non-empty line of its message."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    text = f"{type(e).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+    return text[:300]
+
+
+# ---------------------------------------------------------------------------------------------
+# Worker processes
+
+
+def visible_device(index: int) -> str:
+    """What CUDA_VISIBLE_DEVICES must say for a child to see this process's GPU `index`."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        names = [v.strip() for v in visible.split(",") if v.strip()]
+        if index < len(names):
+            return names[index]
+    return str(index)
+
+
+def _serve(conn, fn, device: str | None) -> None:
+    if device is not None:  # before anything initialises CUDA in this process
+        os.environ["CUDA_VISIBLE_DEVICES"] = device
+    conn.send(("ready", None))
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        try:
+            conn.send(("ok", fn(*task)))
+        except WorkerPoisoned as e:
+            conn.send(("error", f"{e} (CUDA context lost; worker replaced)"))
+            return
+        except Exception as e:
+            conn.send(("error", describe(e)))
+        if torch.cuda.is_initialized() and not cuda_healthy():
+            return  # a broken CUDA context fails every later task: let the parent replace us
+
+
+def exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            pass
+    return f"exit code {code}"
+
+
+class Worker:
+    """A spawned process that runs `fn(*task)` for one task at a time under a time limit.
+
+    `run` returns (status, value): ("ok", fn's result), or ("error" | "timeout" | "crash",
+    one line). A worker that hangs is killed and one that dies is replaced on the next task.
+    `fn` must be importable by name (a module-level function): spawn pickles it by reference.
+    """
+
+    def __init__(
+        self, fn, limit_s: float = 60.0, device: int | None = None, startup_s: float = 300.0
+    ):
+        self.fn, self.limit_s, self.device, self.startup_s = fn, limit_s, device, startup_s
+        self.proc = self.conn = None
+        self.restarts = 0
+
+    def _start(self) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe()
+        device = None if self.device is None else visible_device(self.device)
+        proc = ctx.Process(target=_serve, args=(child, self.fn, device), daemon=True)
+        try:
+            proc.start()
+        except Exception as e:
+            parent.close()
+            raise WorkerStartError(f"cannot start a worker process: {describe(e)}") from e
+        finally:
+            child.close()
+        self.proc, self.conn = proc, parent
+        if not parent.poll(self.startup_s):
+            self._stop()
+            raise WorkerStartError(f"a worker process did not start within {self.startup_s:g}s")
+        try:
+            parent.recv()
+        except (EOFError, OSError):
+            code = self._stop()
+            raise WorkerStartError(f"a worker process died starting ({exit_text(code)})") from None
+
+    def _stop(self) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(10)
+        code = self.proc.exitcode
+        self.conn.close()
+        self.proc = self.conn = None
+        return code
+
+    def run(self, *task, limit_s: float | None = None) -> tuple[str, object]:
+        limit = self.limit_s if limit_s is None else limit_s
+        if self.proc is not None and not self.proc.is_alive():
+            self._stop()
+            self.restarts += 1
+        if self.proc is None:
+            self._start()
+        try:
+            self.conn.send(task)
+            if not self.conn.poll(limit):
+                self._stop()
+                self.restarts += 1
+                return "timeout", f"no answer within {limit:g}s (hang?); worker replaced"
+            return self.conn.recv()
+        except (EOFError, OSError, BrokenPipeError):
+            code = self._stop()
+            self.restarts += 1
+            return "crash", f"worker died ({exit_text(code)}); worker replaced"
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.is_alive():
+            try:
+                self.conn.send(None)
+                self.proc.join(5)
+            except OSError:
+                pass
+        self._stop()
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def as_measurement(status: str, value) -> Measurement:
+    if status == "ok":
+        return value if isinstance(value, Measurement) else Measurement.from_dict(value)
+    return Measurement(status if status in VERDICTS else "error", str(value))
+
+
+@dataclass
+class WorkerMeasure:
+    """`measure(bucket, config) -> Measurement` for the tuner: candidates of one spec run in a
+    worker bound to one GPU; configs whose compile already failed are not run again."""
+
+    spec: MLPSpec
+    workdir: str
+    device: int | None = None
+    limit_s: float = 60.0
+    seed: int = 0
+    compile_errors: dict[KernelConfig, str] = field(default_factory=dict)
+    fn: object = measure_candidate
+
+    def __post_init__(self) -> None:
+        self.worker = Worker(self.fn, self.limit_s, self.device)
+
+    def __call__(self, bucket: int, config: KernelConfig) -> Measurement:
+        if config in self.compile_errors:
+            return Measurement("error", f"compile: {self.compile_errors[config]}")
+        status, value = self.worker.run(self.spec, bucket, config, self.workdir, self.seed)
+        return as_measurement(status, value)
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+def compile_all(
+    spec: MLPSpec,
+    configs,
+    workdir: str,
+    processes: int,
+    limit_s: float = 300.0,
+    device: int | None = None,
+    on_done=None,
+) -> dict[KernelConfig, str]:
+    """Compile every kernel config in parallel worker processes (compiling is CPU-bound and
+    Triton keeps the result on disk, so the measuring worker only loads it). Returns the
+    configs that failed, with the reason; a failure here is recorded, never fatal."""
+    todo: queue.Queue = queue.Queue()
+    units = [c for c in dict.fromkeys(configs) if c.strategy != "torch"]
+    for c in units:
+        todo.put(c)
+    errors: dict[KernelConfig, str] = {}
+    lock = threading.Lock()
+
+    def drive():
+        with Worker(compile_candidate, limit_s, device) as worker:
+            while True:
+                try:
+                    config = todo.get_nowait()
+                except queue.Empty:
+                    return
+                status, value = worker.run(spec, config, workdir)
+                with lock:
+                    if status != "ok":
+                        errors[config] = f"{status}: {value}"
+                    if on_done is not None:
+                        on_done(config, status)
+
+    threads = [
+        threading.Thread(target=drive, daemon=True)
+        for _ in range(max(1, min(processes, len(units))))
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors

@@ -1,0 +1,189 @@
+"""Measuring one candidate, on the CPU: the worker process survives hangs, crashes and errors
+(the worker functions below run in spawned processes), and verification catches wrong output
+(the rendered kernels run through Triton's interpreter)."""
+
+import math
+import os
+import time
+
+import pytest
+import torch
+
+from mlpgen.measure import (
+    Measurement,
+    Worker,
+    WorkerMeasure,
+    WorkerStartError,
+    candidate_module,
+    compile_all,
+    describe,
+    measure_candidate,
+    verify_sizes,
+)
+from mlpgen.spec import KernelConfig, MLPSpec
+
+SPEC = MLPSpec((24, 40, 9), act="gelu", dtype="fp32")
+CFG = KernelConfig(block_m=16, chunk=32, num_warps=2)
+
+
+# --- functions run inside worker processes (spawn imports this module by name) ---------------
+
+
+def answer(x):
+    return ("pid", os.getpid(), x * 2)
+
+
+def hang(x):
+    time.sleep(60)
+
+
+def die(x):
+    os._exit(3)
+
+
+def fail(x):
+    raise ValueError(f"bad input {x}\nsecond line")
+
+
+def fake_measure(spec, bucket, config, workdir, seed):
+    if config.block_m == 32:
+        os._exit(1)  # like an illegal memory access taking the process down
+    return Measurement("ok", us=float(bucket), err=0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_worker_survives_an_exception():
+    with Worker(fail, limit_s=20) as w:
+        assert w.run(7) == ("error", "ValueError: bad input 7")
+        pid = w.proc.pid
+        assert w.run(8)[0] == "error" and w.proc.pid == pid and w.restarts == 0
+    assert w.proc is None
+
+
+def test_worker_is_replaced_after_a_hang_and_after_a_crash():
+    with Worker(hang, limit_s=1.0) as w:
+        t0 = time.perf_counter()
+        status, reason = w.run(1)
+        assert status == "timeout" and "1s" in reason and time.perf_counter() - t0 < 10
+        w.fn = die  # the replacement worker runs this
+        status, reason = w.run(1)
+        assert status == "crash" and "exit code 3" in reason
+        w.fn = answer
+        status, (_, pid, value) = w.run(5)
+        assert (status, value) == ("ok", 10) and pid != os.getpid() and w.restarts == 2
+
+
+def test_a_worker_that_cannot_start_is_an_error_of_the_run_not_of_a_candidate():
+    with pytest.raises(WorkerStartError, match="cannot start"):
+        Worker(lambda x: x).run(1)  # spawn cannot pickle a lambda
+
+
+def test_worker_measure_turns_failures_into_verdicts(tmp_path):
+    m = WorkerMeasure(SPEC, str(tmp_path), limit_s=20, fn=fake_measure)
+    try:
+        assert m(64, CFG) == Measurement("ok", us=64.0, err=0.0)
+        crashed = m(64, KernelConfig(block_m=32))
+        assert crashed.verdict == "crash" and not crashed.ok and crashed.score is None
+        assert m(16, CFG).us == 16.0  # a fresh worker took over
+        m.compile_errors[KernelConfig(block_m=64)] = "PTXASError: too many registers"
+        assert m(16, KernelConfig(block_m=64)).reason.startswith("compile: PTXASError")
+    finally:
+        m.close()
+
+
+def test_measurement_score_and_round_trip():
+    m = Measurement("ok", us=10.0, host_us=18.0, err=1e-3)
+    assert m.score == 18.0
+    assert Measurement("ok", us=10.0).score == 10.0
+    assert Measurement.from_dict(m.to_dict()) == m
+    assert Measurement.from_dict(Measurement("wrong", "nan").to_dict()).reason == "nan"
+    with pytest.raises(ValueError):
+        Measurement("ok")
+    with pytest.raises(ValueError):
+        Measurement("fine", us=1.0)
+
+
+def test_verify_sizes_include_an_m_that_is_not_a_multiple_of_block_m():
+    assert verify_sizes(1, CFG) == (1,)
+    assert verify_sizes(37, CFG) == (37,)
+    for bucket in (16, 64, 262144):
+        sizes = verify_sizes(bucket, KernelConfig(block_m=16))
+        assert sizes[0] == bucket and any(m % 16 for m in sizes)
+
+
+def test_describe_is_one_line():
+    assert describe(RuntimeError("CUDA error: an illegal memory access\nmore")) == (
+        "RuntimeError: CUDA error: an illegal memory access"
+    )
+    assert describe(KeyError()) == "KeyError"
+
+
+@pytest.mark.interpret
+def test_measure_candidate_verifies_and_times_the_shipped_kernel(tmp_path):
+    m = measure_candidate(SPEC, 37, CFG, str(tmp_path))
+    assert m.ok and m.err < 1e-4 and m.us > 0 and m.host_us is not None
+    torch_path = measure_candidate(SPEC, 16, KernelConfig(strategy="torch"), str(tmp_path))
+    assert torch_path.ok and torch_path.err == 0.0
+    big = measure_candidate(SPEC, 2048, KernelConfig(strategy="torch"), str(tmp_path))
+    assert big.host_us is None  # per-call host time only for small buckets
+    assert len(list(tmp_path.glob("cand_*.py"))) == 2  # one module per kernel source
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize(
+    "sabotage, verdict, reason",
+    [
+        ("skip_rows", "wrong", "NaN/Inf in the output"),
+        ("past_m", "wrong", "wrote rows past M"),
+        ("scaled", "wrong", "rel err"),
+        ("raises", "error", "RuntimeError: boom"),
+    ],
+)
+def test_wrong_candidates_are_caught(tmp_path, monkeypatch, sabotage, verdict, reason):
+    mod = candidate_module(SPEC, CFG, tmp_path)
+    real = mod._launch
+
+    def broken(x, weights, biases, cell, out=None):
+        m = x.shape[0]
+        if sabotage == "raises":
+            raise RuntimeError("boom")
+        y = real(x, weights, biases, cell, out=out)
+        if sabotage == "skip_rows":
+            y[m // 2 :] = math.nan
+        elif sabotage == "past_m":
+            y.as_strided((m + 1, y.shape[1]), y.stride())[m] = 0.0
+        else:
+            y.mul_(1.1)
+        return y
+
+    monkeypatch.setattr(mod, "_launch", broken)
+    m = measure_candidate(SPEC, 64, CFG, str(tmp_path))
+    assert m.verdict == verdict and reason in m.reason and m.us is None
+
+
+@pytest.mark.interpret
+def test_real_measure_in_a_worker_and_parallel_compile(tmp_path):
+    """The real measure_candidate in a spawned worker (which inherits TRITON_INTERPRET=1)."""
+    configs = [CFG, KernelConfig(block_m=32, chunk=32), KernelConfig(strategy="torch")]
+    assert compile_all(SPEC, configs, str(tmp_path), processes=2) == {}
+    errors = compile_all(SPEC, configs[:1], str(tmp_path / "missing"), processes=1)
+    assert list(errors) == [CFG] and errors[CFG].startswith("error: ")
+    m = WorkerMeasure(SPEC, str(tmp_path), limit_s=120)
+    try:
+        result = m(20, CFG)
+        assert result.ok and result.err < 1e-4, result
+    finally:
+        m.close()
+
+
+def test_device_problem_matches_random_problem_scales():
+    from mlpgen.measure import device_problem
+
+    x, weights, biases = device_problem(MLPSpec((64, 32)), 1000, "cpu", seed=1)
+    assert x.shape == (1000, 64) and weights[0].shape == (32, 64) and biases[0].shape == (32,)
+    assert weights[0].abs().max() <= math.sqrt(3 / 64) and biases[0].abs().max() <= 0.1
+    assert 0.9 < x.float().std() < 1.1
+    x2, _, _ = device_problem(MLPSpec((64, 32)), 1000, "cpu", seed=2)
+    assert not torch.equal(x, x2)
