@@ -73,6 +73,17 @@ def add_tune_options(p: argparse.ArgumentParser) -> None:
         "--workers", type=positive(int), default=1, help="tuning workers, one per visible GPU"
     )
     p.add_argument("--seed", type=int, default=0, help="sampler seed")
+    p.add_argument(
+        "--exhaustive",
+        action="store_true",
+        help="measure every feasible candidate of every bucket, ignoring --trials",
+    )
+    p.add_argument(
+        "--candidate-timeout",
+        type=positive(float),
+        default=30.0,
+        help="seconds one candidate may take before it counts as hung (default: %(default)s)",
+    )
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
 
 

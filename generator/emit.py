@@ -101,9 +101,11 @@ def write_module(
     table: dict[int, dict] | None = None,
     provenance: dict | None = None,
     buckets=DEFAULT_BUCKETS,
+    merge: bool = False,
 ) -> Path:
     """Create or update the module at `path`: refresh the heuristic default and, given a GPU key,
-    replace that GPU's table while keeping every other GPU's entries."""
+    replace that GPU's table (or, with merge, only the buckets in `table`, and update its
+    provenance) while keeping every other GPU's entries."""
     path = Path(path)
     with lock_for(path):
         tuned, prov = {}, {}
@@ -113,7 +115,8 @@ def write_module(
                 raise SpecError(f"{path} holds {old_spec.name}, not {spec.name}")
         tuned[DEFAULT_KEY] = default_table(spec, buckets)
         if gpu_key is not None:
-            tuned[gpu_key] = dict(table or {})
-            prov[gpu_key] = dict(provenance or {})
+            keep = merge and gpu_key in tuned
+            tuned[gpu_key] = {**(tuned[gpu_key] if keep else {}), **(table or {})}
+            prov[gpu_key] = {**(prov.get(gpu_key, {}) if keep else {}), **(provenance or {})}
         atomic_write(path, render(spec, tuned, prov))
     return path

@@ -1,0 +1,902 @@
+"""Search the launch configuration of every batch bucket with Optuna and write the winners.
+
+One study per (spec, GPU key, bucket, search space): the buckets' optima differ and so do their
+spaces (a row tile taller than the bucket is dropped), and a bucket's study is then small
+enough to resume or to share between workers without any bookkeeping of ours. The study name
+also carries a hash of the templates and of the candidate list, so timings made with another
+kernel or another space are never mixed in.
+
+- Brute force (every candidate enqueued) when the feasible space fits the budget, or with
+  `exhaustive`. Either way the heuristic default, this GPU's previous winner and the torch path
+  are measured first, so tuning never ends worse than them.
+- Otherwise each step enqueues the most promising untried candidate it can name -- the best
+  config of a neighbouring bucket, then (for a bucket's first LOCAL_STEPS measurements) a
+  neighbour of this bucket's best, one field one step away -- and leaves the rest to a seeded
+  TPE sampler over ordinal parameters. Small budgets profit from the local steps (tile-size
+  landscapes are smooth near the default), larger ones from TPE's global view.
+- A failed, hung or wrong candidate is a pruned trial with its verdict and reason in the
+  trial's user attributes; it never aborts the study and is never selected.
+- Buckets are served round-robin, one measurement at a time, so `--timeout` leaves every
+  bucket with its defaults measured rather than some fully searched and others untouched.
+- Several workers (one per GPU) are threads of this process, each driving its own measuring
+  process on its own GPU; they coordinate through the study's storage only, exactly as several
+  hosts pointing at one `--storage` URL do.
+
+The search takes `measure(bucket, config) -> Measurement` as an argument: tests drive it with a
+synthetic landscape, `tune_module` with worker processes on the GPUs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import math
+import os
+import random
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import optuna
+from optuna.trial import TrialState
+
+import mlpgen
+from mlpgen.emit import DEFAULT_KEY, atomic_write, entry, lock_for, read_module, write_module
+from mlpgen.measure import Measurement, WorkerStartError, describe
+from mlpgen.render import template_hash
+from mlpgen.space import (
+    DEFAULT_BUCKETS,
+    DOMAINS,
+    MAX_SHARED,
+    SearchSpace,
+    heuristic_config,
+    search_space,
+)
+from mlpgen.spec import KernelConfig, MLPSpec
+
+Measure = Callable[[int, KernelConfig], Measurement]
+TIE = 0.02  # scores within 2% of the best are a tie (launch-bound buckets): least GPU time wins
+LOCAL_STEPS = 6  # a bucket's first measurements (firsts included) search the best one's neighbours
+MAX_SKIPS = 20  # trials in a row that measure nothing before a random candidate is enqueued
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """The tuning budget and where the studies live (the CLI's tune options)."""
+
+    buckets: tuple[int, ...] = DEFAULT_BUCKETS
+    trials: int = 40  # candidates measured per bucket (the whole space when it is smaller)
+    timeout: float | None = None  # seconds for the whole search
+    storage: str | None = None  # Optuna storage URL; default: SQLite beside the module
+    workers: int = 1  # one per visible GPU
+    seed: int = 0
+    exhaustive: bool = False  # measure every feasible candidate, ignoring `trials`
+    candidate_timeout: float = 30.0  # seconds one candidate may take in its worker
+
+    @classmethod
+    def from_args(cls, args) -> TuneOptions:
+        def get(name, default):
+            value = getattr(args, name, None)
+            return default if value is None else value
+
+        d = cls()
+        return cls(
+            buckets=tuple(get("batches", d.buckets)),
+            trials=get("trials", d.trials),
+            timeout=get("timeout", d.timeout),
+            storage=get("storage", d.storage),
+            workers=get("workers", d.workers),
+            seed=get("seed", d.seed),
+            exhaustive=bool(get("exhaustive", d.exhaustive)),
+            candidate_timeout=get("candidate_timeout", d.candidate_timeout),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Configs <-> Optuna parameters
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """Configs <-> trial parameters for one bucket's space. The strategy is categorical; every
+    other searched field is the index of its value in the bucket's sorted domain, an ordered
+    integer, so TPE learns that neighbouring tile sizes behave alike. Fields are named per
+    strategy ("rowblock.block_m"), so strategies never clash over a field; a field with one
+    value is not a parameter at all."""
+
+    domains: dict[str, dict[str, tuple[int, ...]]]
+
+    def params(self, config: KernelConfig) -> dict:
+        p = {"strategy": config.strategy}
+        for n, values in self.domains[config.strategy].items():
+            if len(values) > 1:
+                p[f"{config.strategy}.{n}"] = values.index(getattr(config, n))
+        return p
+
+    def config(self, params: dict) -> KernelConfig:
+        s = params["strategy"]
+        fields = {
+            n: values[params[f"{s}.{n}"]] if len(values) > 1 else values[0]
+            for n, values in self.domains[s].items()
+        }
+        return KernelConfig(strategy=s, **fields)
+
+    def neighbours(self, config: KernelConfig) -> list[KernelConfig]:
+        """Configs of the same strategy one step away in one searched field."""
+        p = self.params(config)
+        out = []
+        for name, i in p.items():
+            if name == "strategy":
+                continue
+            size = len(self.domains[config.strategy][name.split(".", 1)[1]])
+            for j in (i - 1, i + 1):
+                if 0 <= j < size:
+                    out.append(self.config({**p, name: j}))
+        return out
+
+    def suggest(self, trial: optuna.trial.BaseTrial) -> KernelConfig:
+        s = trial.suggest_categorical("strategy", sorted(self.domains))
+        fields = {}
+        for n, values in self.domains[s].items():
+            i = trial.suggest_int(f"{s}.{n}", 0, len(values) - 1) if len(values) > 1 else 0
+            fields[n] = values[i]
+        return KernelConfig(strategy=s, **fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# The objective
+
+
+@dataclass
+class Known:
+    """A config already decided in this study: its trial number and measurement."""
+
+    number: int
+    measurement: Measurement
+
+
+class Skip(Exception):
+    """A trial the sampler must not learn from (another worker is measuring or has just
+    measured its config): it ends as a FAILed trial, which TPE ignores."""
+
+
+class Objective:
+    """One trial: suggest a config, refuse it if it is outside the space or was decided
+    already, or measure it. Returns the score (µs) of a verified candidate; a failed or wrong
+    one raises TrialPruned, and so do infeasible and repeated suggestions, so that the sampler
+    moves on from them; the reason is in the trial's user attributes."""
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        measure: Measure,
+        known: dict[KernelConfig, Known],
+        claim: Callable[[KernelConfig], str | None] | None = None,
+    ):
+        self.space, self.measure, self.known = space, measure, known
+        self.claim = claim  # why another worker has this config (None: it is ours to measure)
+        self.encoding = Encoding(space.domains())
+        self.dropped = dict(space.dropped)
+        self.measured: Measurement | None = None  # set when this call really measured
+        self.config: KernelConfig | None = None
+
+    def __call__(self, trial: optuna.trial.BaseTrial) -> float:
+        self.measured = None
+        config = self.config = self.encoding.suggest(trial)
+        trial.set_user_attr("config", config.to_dict())
+        if config not in self.space:
+            reason = self.dropped.get(config, "outside the search space")
+            trial.set_user_attr("skipped", f"infeasible: {reason}")
+            raise optuna.TrialPruned(reason)
+        prior = self.known.get(config)
+        if prior is not None:  # pruned, so the sampler looks elsewhere: a tabu, in effect
+            trial.set_user_attr("skipped", f"repeat of trial {prior.number}")
+            raise optuna.TrialPruned(f"repeat of trial {prior.number}")
+        taken = None if self.claim is None else self.claim(config)
+        if taken is not None:
+            trial.set_user_attr("skipped", taken)
+            raise Skip(taken)
+        t0 = time.perf_counter()
+        try:
+            m = self.measure(self.space.bucket, config)
+        except WorkerStartError:
+            raise  # nothing can be measured at all: stop, this is no verdict on the candidate
+        except Exception as e:  # a bug in a measure function costs this candidate only
+            m = Measurement("error", describe(e))
+        record = m.to_dict()
+        record["seconds"] = round(time.perf_counter() - t0, 3)
+        trial.set_user_attr("measurement", record)
+        self.measured = m
+        self.known[config] = Known(getattr(trial, "number", -1), m)
+        if m.ok:
+            return m.score
+        raise optuna.TrialPruned(f"{m.verdict}: {m.reason}")
+
+
+# ---------------------------------------------------------------------------------------------
+# One bucket's study
+
+
+def study_name(spec: MLPSpec, key: str, space: SearchSpace) -> str:
+    h = hashlib.sha256(f"{template_hash()}|{space.candidates!r}".encode()).hexdigest()[:8]
+    return f"{spec.name}|{key}|bucket{space.bucket}|{h}"
+
+
+def measured_trials(study: optuna.Study) -> list[tuple[optuna.trial.FrozenTrial, Measurement]]:
+    """Trials that really measured a candidate (not repeats, not skipped), in order."""
+    out = []
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)):
+        record = t.user_attrs.get("measurement")
+        if record is not None:
+            out.append((t, Measurement.from_dict(record)))
+    return out
+
+
+def snapshot(
+    study: optuna.Study, encoding: Encoding
+) -> tuple[dict[KernelConfig, Known], set[KernelConfig]]:
+    """The configs decided so far (with their trial and measurement) and those waiting in the
+    queue, from one read of the storage."""
+    known, waiting = {}, set()
+    for t in study.get_trials(deepcopy=False):
+        if t.state == TrialState.WAITING:
+            try:
+                waiting.add(encoding.config(t.system_attrs.get("fixed_params", t.params)))
+            except (KeyError, ValueError, IndexError, TypeError):
+                pass
+        elif t.state in (TrialState.COMPLETE, TrialState.PRUNED):
+            record = t.user_attrs.get("measurement")
+            if record is not None:
+                config = KernelConfig.from_dict(t.user_attrs["config"])
+                known[config] = Known(t.number, Measurement.from_dict(record))
+    return known, waiting
+
+
+def enqueue(
+    study: optuna.Study, encoding: Encoding, configs: Sequence[KernelConfig], skip=None
+) -> int:
+    """Enqueue the configs that are neither decided nor already waiting; returns how many."""
+    if skip is None:
+        known, waiting = snapshot(study, encoding)
+        skip = set(known) | waiting
+    skip = set(skip)
+    n = 0
+    for c in configs:
+        if c not in skip:
+            study.enqueue_trial(encoding.params(c))
+            skip.add(c)
+            n += 1
+    return n
+
+
+@dataclass
+class Bucket:
+    """A bucket's search: its space, its study's name, its budget and its first candidates."""
+
+    spec: MLPSpec
+    key: str
+    space: SearchSpace
+    target: int  # candidates to measure
+    brute: bool  # every candidate enqueued; the sampler is never asked
+    first: list[KernelConfig]  # default, previous winner, torch: measured before anything
+    name: str = field(init=False)
+    encoding: Encoding = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.name = study_name(self.spec, self.key, self.space)
+        self.encoding = Encoding(self.space.domains())
+
+    @property
+    def sampler_name(self) -> str:
+        return "brute force" if self.brute else "local+tpe"
+
+    def order(self) -> list[KernelConfig]:
+        """What to enqueue: the first candidates, then (brute force) the rest of the space."""
+        rest = [c for c in self.space.candidates if c not in self.first] if self.brute else []
+        return [c for c in self.first if c in self.space] + rest
+
+
+def make_sampler(seed: int, target: int) -> optuna.samplers.BaseSampler:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.samplers.TPESampler(
+            seed=seed,
+            n_startup_trials=max(4, min(10, target // 4)),
+            multivariate=True,
+            group=True,
+            constant_liar=True,
+        )
+
+
+def open_study(storage, bucket: Bucket, seed: int) -> optuna.Study:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.create_study(
+            storage=storage,
+            study_name=bucket.name,
+            sampler=make_sampler(seed, bucket.target),
+            direction="minimize",
+            load_if_exists=True,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The search
+
+
+@dataclass(frozen=True)
+class Job:
+    """What to tune: a spec on one GPU (its key) over buckets, with the previous winners."""
+
+    spec: MLPSpec
+    key: str
+    options: TuneOptions = TuneOptions()
+    previous: dict = field(default_factory=dict)  # this GPU's TUNED table, {bucket: cell}
+    max_shared: int = MAX_SHARED
+
+
+def previous_config(previous: dict, bucket: int) -> KernelConfig | None:
+    """This GPU's earlier winner for the bucket (or for the nearest tuned bucket)."""
+    if not previous:
+        return None
+    b = min(previous, key=lambda p: (abs(math.log(p) - math.log(bucket)), p))
+    try:
+        return KernelConfig.from_dict(previous[b])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def plan(job: Job) -> list[Bucket]:
+    """Each bucket's space, budget and first candidates: the heuristic default, this GPU's
+    previous winner and the torch path."""
+    out = []
+    for b in job.options.buckets:
+        space = search_space(job.spec, b, job.max_shared)
+        n = len(space.candidates)
+        brute = job.options.exhaustive or n <= job.options.trials
+        first = (
+            heuristic_config(job.spec, b),
+            previous_config(job.previous, b),
+            KernelConfig(strategy="torch"),
+        )
+        first = list(dict.fromkeys(c for c in first if c is not None and c in space))
+        target = n if brute else job.options.trials
+        out.append(Bucket(job.spec, job.key, space, target, brute, first))
+    return out
+
+
+class Progress:
+    """One self-rewriting line on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self, total: int, stream=None, enabled: bool | None = None):
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.total, self.done, self.t0 = total, 0, time.perf_counter()
+        self.lock = threading.Lock()
+        self.best: dict[int, float] = {}
+
+    def update(self, bucket: int, measured: bool, score: float | None) -> None:
+        with self.lock:
+            self.done += measured
+            if score is not None and score < self.best.get(bucket, math.inf):
+                self.best[bucket] = score
+            if not self.enabled:
+                return
+            width = 24
+            filled = width * min(self.done, self.total) // max(1, self.total)
+            best = self.best.get(bucket)
+            best_txt = f"best {best:8.2f} us" if best is not None else ""
+            self.stream.write(
+                f"\r  tuning [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+                f"bucket {bucket:>6} {best_txt}  {time.perf_counter() - self.t0:5.0f}s\x1b[K"
+            )
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+@dataclass
+class Shared:
+    """What the workers of one search share: the storage, the candidates being measured right
+    now (so two workers do not measure one candidate at once), and the progress line."""
+
+    storage: object
+    seed: int
+    progress: Progress
+    inflight: dict = field(default_factory=dict)  # (study name, config) -> worker index
+    done: set = field(default_factory=set)  # (study name, config) measured by this process
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Driver:
+    """One worker: serves every bucket round-robin, one trial at a time, with one measure."""
+
+    def __init__(self, index: int, buckets: list[Bucket], measure: Measure, shared: Shared):
+        self.index, self.buckets, self.measure, self.shared = index, buckets, measure, shared
+        self.studies = {
+            b.name: open_study(shared.storage, b, shared.seed * 1009 + i * 31 + index)
+            for i, b in enumerate(buckets)
+        }
+        self.rng = random.Random(shared.seed * 7 + index)
+        self.best: dict[str, tuple[float, KernelConfig]] = {}  # study name -> best so far
+        for b in buckets:
+            known, _ = snapshot(self.studies[b.name], b.encoding)
+            for config, k in known.items():
+                self.note(b, config, k.measurement)
+
+    def note(self, bucket: Bucket, config: KernelConfig, m: Measurement) -> None:
+        if m.ok and m.score < self.best.get(bucket.name, (math.inf,))[0]:
+            self.best[bucket.name] = (m.score, config)
+
+    def neighbours_best(self, bucket: Bucket) -> list[KernelConfig]:
+        """The best configs so far of the buckets next to this one: large buckets tend to
+        share their optimum, so a neighbour's winner is the most promising guess there is."""
+        i = self.buckets.index(bucket)
+        near = self.buckets[max(0, i - 1) : i] + self.buckets[i + 1 : i + 2]
+        return [self.best[b.name][1] for b in near if b.name in self.best]
+
+    def guess(self, bucket: Bucket, known) -> KernelConfig | None:
+        """What to measure next before asking the sampler: a neighbouring bucket's best, or
+        an untried neighbour of this bucket's best (one field one step away in its domain);
+        None lets TPE propose (every LOCAL_EVERY-th step, and once the neighbourhood is
+        exhausted)."""
+        left = set(self.remaining(bucket, known))
+        for c in self.neighbours_best(bucket):
+            if c in left:
+                return c
+        measured = sum(1 for c in known if c in bucket.space)
+        if not left or measured >= LOCAL_STEPS:
+            return None
+        best = self.best.get(bucket.name)
+        if best is None:
+            return None
+        near = bucket.encoding.neighbours(best[1])
+        near = [c for c in near if c in left]
+        return self.rng.choice(near) if near else None
+
+    def remaining(self, bucket: Bucket, known) -> list[KernelConfig]:
+        with self.shared.lock:
+            busy = {c for (name, c) in self.shared.inflight if name == bucket.name}
+        return [c for c in bucket.space.candidates if c not in known and c not in busy]
+
+    def finished(self, bucket: Bucket, known) -> bool:
+        measured = sum(1 for c in known if c in bucket.space)
+        return measured >= bucket.target or not self.remaining(bucket, known)
+
+    def step(self, bucket: Bucket) -> bool:
+        """Measure one more candidate of this bucket; False once it needs nothing more."""
+        study = self.studies[bucket.name]
+        known, waiting = snapshot(study, bucket.encoding)
+        if not bucket.brute and not waiting:
+            guess = self.guess(bucket, known)
+            if guess is not None:
+                enqueue(study, bucket.encoding, [guess], set(known))
+        for _ in range(MAX_SKIPS):
+            known, waiting = snapshot(study, bucket.encoding)
+            if self.finished(bucket, known):
+                return False
+            if not waiting and bucket.brute:
+                # everything was enqueued, so what is left is running elsewhere or was lost
+                # with a dead process: enqueue it again (a repeat costs nothing)
+                enqueue(study, bucket.encoding, self.remaining(bucket, known)[:1], set(known))
+            if self.trial(bucket, study, known) is not None:
+                return True
+        # the sampler keeps proposing decided or infeasible configs: measure a random one of
+        # those left, so every step makes progress
+        known, waiting = snapshot(study, bucket.encoding)
+        left = [c for c in self.remaining(bucket, known) if c not in waiting]
+        if left:
+            enqueue(study, bucket.encoding, [self.rng.choice(left)], set(known) | waiting)
+        return True
+
+    def trial(self, bucket: Bucket, study: optuna.Study, known) -> Measurement | None:
+        """One Optuna trial; the measurement if it measured something."""
+        claimed = []
+
+        def claim(config: KernelConfig) -> str | None:
+            token = (bucket.name, config)
+            with self.shared.lock:
+                if token in self.shared.inflight:
+                    return "being measured by another worker"
+                if token in self.shared.done:
+                    return "measured by another worker"
+                self.shared.inflight[token] = self.index
+            claimed.append(token)
+            return None
+
+        objective = Objective(bucket.space, self.measure, known, claim)
+        with self.shared.lock:  # SQLite cannot lock rows: two threads could pop one trial
+            trial = study.ask()
+        try:
+            study.tell(trial, objective(trial))
+        except optuna.TrialPruned:
+            study.tell(trial, state=TrialState.PRUNED)
+        except Skip:
+            study.tell(trial, state=TrialState.FAIL)
+        except BaseException:
+            study.tell(trial, state=TrialState.FAIL)
+            raise
+        finally:  # released once the trial is finished in the storage
+            with self.shared.lock:
+                for token in claimed:
+                    self.shared.inflight.pop(token, None)
+                    if objective.measured is not None:
+                        self.shared.done.add(token)
+        m = objective.measured
+        if m is not None:
+            self.note(bucket, objective.config, m)
+            self.shared.progress.update(bucket.space.bucket, True, m.score)
+        return m
+
+    def run(self, deadline: float | None) -> None:
+        active = list(self.buckets)
+        while active:
+            for bucket in list(active):
+                if deadline is not None and time.monotonic() >= deadline:
+                    return
+                if not self.step(bucket):
+                    active.remove(bucket)
+
+
+def make_storage(url_or_storage):
+    """An Optuna storage from a URL (an RDBStorage: SQLite, PostgreSQL, MySQL, ...); a storage
+    object is used as it is. Several hosts sharing one study need a server database: SQLite
+    cannot lock the queued trials that two processes might both pop."""
+    if not isinstance(url_or_storage, str):
+        return url_or_storage
+    return optuna.storages.RDBStorage(url_or_storage)
+
+
+@dataclass
+class BucketResult:
+    bucket: int
+    plan: Bucket
+    winner: tuple[KernelConfig, Measurement] | None
+    eager: Measurement | None
+    trials: list[dict]
+    measured: int
+
+
+def pick_winner(records: Sequence[tuple[KernelConfig, Measurement]]):
+    """The verified candidate with the least score; among scores within TIE of the best (calls
+    bound by the host, not the GPU), the one with the least GPU time."""
+    ok = [(c, m) for c, m in records if m.ok]
+    if not ok:
+        return None
+    best = min(m.score for _, m in ok)
+    near = [(c, m) for c, m in ok if m.score <= best * (1 + TIE)]
+    return min(near, key=lambda cm: (cm[1].us, cm[1].score))
+
+
+def trial_record(t: optuna.trial.FrozenTrial) -> dict:
+    rec = {"number": t.number, "state": t.state.name.lower()}
+    rec["config"] = t.user_attrs.get("config", t.params)
+    if "measurement" in t.user_attrs:
+        m = dict(t.user_attrs["measurement"])
+        meas = Measurement.from_dict(m)
+        if meas.ok:
+            m["score"] = round(meas.score, 3)
+        rec.update(m)
+    elif "skipped" in t.user_attrs:
+        rec["skipped"] = t.user_attrs["skipped"]
+    return rec
+
+
+def collect(study: optuna.Study, bucket: Bucket) -> BucketResult:
+    pairs = [(KernelConfig.from_dict(t.user_attrs["config"]), m) for t, m in measured_trials(study)]
+    eager = next((m for c, m in pairs if c.strategy == "torch" and m.ok), None)
+    trials = [
+        trial_record(t) for t in study.get_trials(deepcopy=False) if t.state != TrialState.WAITING
+    ]
+    return BucketResult(bucket.space.bucket, bucket, pick_winner(pairs), eager, trials, len(pairs))
+
+
+def search(
+    job: Job,
+    measures: Sequence[Measure],
+    storage,
+    progress: Progress | None = None,
+) -> dict[int, BucketResult]:
+    """Tune every bucket of `job` with one driver per measure; returns each bucket's result."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    storage = make_storage(storage)
+    buckets = plan(job)
+    opts = job.options
+    deadline = None if opts.timeout is None else time.monotonic() + opts.timeout
+    if progress is None:
+        progress = Progress(sum(b.target for b in buckets))
+    for i, b in enumerate(buckets):  # single-threaded: create the studies, enqueue the firsts
+        enqueue(open_study(storage, b, opts.seed + i), b.encoding, b.order())
+    shared = Shared(storage, opts.seed, progress)
+    drivers = [Driver(i, buckets, m, shared) for i, m in enumerate(measures)]
+    errors: list[BaseException] = []
+
+    def run(d: Driver) -> None:
+        try:
+            d.run(deadline)
+        except BaseException as e:  # re-raised below, in the calling thread
+            errors.append(e)
+
+    try:
+        if len(drivers) == 1:
+            drivers[0].run(deadline)
+        else:
+            threads = [threading.Thread(target=run, args=(d,), daemon=True) for d in drivers]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if errors:
+                raise errors[0]
+    finally:
+        progress.close()
+    return {b.space.bucket: collect(drivers[0].studies[b.name], b) for b in buckets}
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing the results
+
+
+def trial_log_path(module: Path) -> Path:
+    return Path(module).with_suffix(".trials.json")
+
+
+def default_storage(module: Path) -> str:
+    db = Path(module).resolve().with_suffix(".optuna.db")
+    return f"sqlite:///{db.as_posix()}"
+
+
+def write_trial_log(
+    module: Path, spec: MLPSpec, key: str, provenance: dict, results: dict[int, BucketResult]
+) -> Path:
+    """Merge this GPU's trials into <name>.trials.json (other GPUs and buckets kept)."""
+    path = trial_log_path(module)
+    with lock_for(path):
+        log = {}
+        if path.exists():
+            try:
+                log = json.loads(path.read_text())
+            except (OSError, ValueError):
+                log = {}
+        log["spec"] = spec.to_dict()
+        gpus = log.setdefault("gpus", {})
+        gpu = gpus.setdefault(key, {})
+        gpu["provenance"] = provenance
+        table = gpu.setdefault("buckets", {})
+        for b, r in results.items():
+            win = None
+            if r.winner is not None:
+                c, m = r.winner
+                win = entry(c, **times(m)) | {"score": round(m.score, 3)}
+            table[str(b)] = {
+                "study": r.plan.name,
+                "sampler": r.plan.sampler_name,
+                "candidates": len(r.plan.space.candidates),
+                "dropped": len(r.plan.space.dropped),
+                "dropped_by": r.plan.space.dropped_counts(),
+                "measured": r.measured,
+                "winner": win,
+                "eager_us": None if r.eager is None else round(r.eager.us, 3),
+                "trials": r.trials,
+            }
+        gpu["buckets"] = dict(sorted(table.items(), key=lambda kv: int(kv[0])))
+        atomic_write(path, json.dumps(log, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def times(m: Measurement, prefix: str = "") -> dict:
+    out = {f"{prefix}us": m.us}
+    if m.host_us is not None:
+        out[f"{prefix}host_us"] = m.host_us
+    return out
+
+
+def winners_table(results: dict[int, BucketResult]) -> dict[int, dict]:
+    """TUNED cells for this GPU: winner config, its times and the torch path's times."""
+    table = {}
+    for b, r in sorted(results.items()):
+        if r.winner is None:
+            continue
+        config, m = r.winner
+        t = times(m)
+        if r.eager is not None:
+            t.update(times(r.eager, "eager_"))
+        table[b] = entry(config, **t)
+    return table
+
+
+def versions() -> dict:
+    import torch
+    import triton
+
+    return {
+        "mlpgen": mlpgen.__version__,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+        "optuna": optuna.__version__,
+    }
+
+
+def tune(
+    path: Path,
+    job: Job,
+    measures: Sequence[Measure],
+    storage,
+    extra: dict | None = None,
+    progress: Progress | None = None,
+) -> dict:
+    """Search, then write this GPU's winners into the module and its trials beside it."""
+    path = Path(path)
+    t0 = time.perf_counter()
+    results = search(job, measures, storage, progress)
+    seconds = time.perf_counter() - t0
+    opts = job.options
+    provenance = {
+        **versions(),
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "seed": opts.seed,
+        "trials": opts.trials,
+        "timeout": opts.timeout,
+        "exhaustive": opts.exhaustive,
+        "workers": len(measures),
+        "measured": sum(r.measured for r in results.values()),
+        "tuning_seconds": round(seconds, 1),
+        **(extra or {}),
+    }
+    table = winners_table(results)
+    _, tuned, _ = read_module(path)
+    buckets = tuple(sorted(set(tuned.get(DEFAULT_KEY, {})) | set(opts.buckets)))
+    if table:
+        write_module(path, job.spec, job.key, table, provenance, buckets=buckets, merge=True)
+    log = write_trial_log(path, job.spec, job.key, provenance, results)
+    return {
+        "gpu": job.key,
+        "module": str(path),
+        "trial_log": str(log),
+        "seconds": round(seconds, 1),
+        "measured": provenance["measured"],
+        "buckets": {
+            str(b): {
+                "sampler": r.plan.sampler_name,
+                "candidates": len(r.plan.space.candidates),
+                "dropped": len(r.plan.space.dropped),
+                "measured": r.measured,
+                "winner": table.get(b),
+            }
+            for b, r in sorted(results.items())
+        },
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The CLI entry point (a CUDA machine)
+
+
+def gpu_key(device: int) -> str:
+    """The generated module's key for a device: name, compute capability, SM count."""
+    import torch
+
+    p = torch.cuda.get_device_properties(device)
+    return f"{p.name}|sm{p.major}{p.minor}|{p.multi_processor_count}"
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def tune_module(path: Path, args) -> dict:
+    """Tune the module at `path` on this machine's GPU(s) and write the winners into it."""
+    import torch
+
+    from mlpgen.measure import WorkerMeasure, compile_all
+
+    opts = TuneOptions.from_args(args)
+    path = Path(path)
+    spec, tuned, _ = read_module(path)
+    count = torch.cuda.device_count()
+    devices = list(range(max(1, min(opts.workers, count))))
+    key = gpu_key(devices[0])
+    same = [d for d in devices if gpu_key(d) == key]
+    if opts.workers > len(same):
+        log(f"mlpgen: {len(same)} worker(s): {count} GPU(s) visible, {len(same)} like GPU 0")
+    props = torch.cuda.get_device_properties(devices[0])
+    job = Job(
+        spec,
+        key,
+        opts,
+        tuned.get(key, {}),
+        getattr(props, "shared_memory_per_block_optin", 0) or MAX_SHARED,
+    )
+    storage = opts.storage or default_storage(path)
+    tty = sys.stderr.isatty()
+    with tempfile.TemporaryDirectory(prefix="mlpgen-") as workdir:
+        units = sorted(
+            {c for b in plan(job) for c in b.space.candidates if c.strategy != "torch"},
+            key=lambda c: tuple(c.to_dict().values()),
+        )
+        t0 = time.perf_counter()
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        done = []
+
+        def compiled(config, status):
+            done.append(status)
+            if tty:
+                sys.stderr.write(f"\r  compiling {len(done)}/{len(units)} kernels\x1b[K")
+                sys.stderr.flush()
+
+        errors = compile_all(
+            spec,
+            units,
+            workdir,
+            processes=max(1, (cpus or 2) - 1),
+            device=devices[0],
+            on_done=compiled,
+        )
+        if tty and units:
+            sys.stderr.write("\n")
+        compile_s = time.perf_counter() - t0
+        measures = [
+            WorkerMeasure(
+                spec,
+                workdir,
+                device=d,
+                limit_s=opts.candidate_timeout,
+                seed=opts.seed,
+                compile_errors=errors,
+            )
+            for d in same
+        ]
+        try:
+            summary = tune(
+                path,
+                job,
+                measures,
+                storage,
+                extra={
+                    "compile_seconds": round(compile_s, 1),
+                    "gpu": torch.cuda.get_device_name(devices[0]),
+                },
+            )
+        finally:
+            for m in measures:
+                m.close()
+    total = compile_s + summary["seconds"]
+    summary["compile_seconds"] = round(compile_s, 1)
+    summary["total_seconds"] = round(total, 1)
+    summary["compile_errors"] = len(errors)
+    if tty:
+        print_summary(summary)
+    log(
+        f"mlpgen: tuned {len(summary['buckets'])} buckets on {key} in {total:.0f}s "
+        f"({summary['measured']} candidates measured); wrote {path}"
+    )
+    return summary
+
+
+def config_text(cell: dict) -> str:
+    """A TUNED cell's searched fields, e.g. "rowblock block_m=32 chunk=64 num_warps=8"."""
+    fields = DOMAINS.get(cell["strategy"], {})
+    return " ".join([cell["strategy"]] + [f"{n}={cell[n]}" for n in fields if n in cell])
+
+
+def print_summary(summary: dict) -> None:
+    log(f"  {'bucket':>7}  {'sampler':<11} {'cands':>5} {'meas':>4}  winner")
+    for b, r in summary["buckets"].items():
+        w = r["winner"]
+        if w is None:
+            text = "none verified"
+        else:
+            text = f"{config_text(w)}  {w['us']:.2f} us"
+            if "eager_us" in w and w["strategy"] != "torch":
+                text += f" (torch {w['eager_us']:.2f} us)"
+        log(f"  {b:>7}  {r['sampler']:<11} {r['candidates']:>5} {r['measured']:>4}  {text}")

@@ -1,0 +1,118 @@
+"""The tuner on a real GPU: candidates measured in worker processes, an illegal memory access
+costing one candidate, and `mlpgen retune` end to end on a small spec."""
+
+import json
+import math
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from mlpgen.cli import main
+from mlpgen.emit import read_module, write_module
+from mlpgen.measure import (
+    Measurement,
+    WorkerMeasure,
+    candidate_module,
+    measure_candidate,
+)
+from mlpgen.selfcheck import load_module
+from mlpgen.space import heuristic_config
+from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.tune import gpu_key, trial_log_path
+from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+pytestmark = pytest.mark.gpu
+
+HEADLINE = MLPSpec((256, 512, 256))
+TORCH = KernelConfig(strategy="torch")
+
+
+@triton.jit
+def _scribble(p):
+    tl.store(p + (1 << 40), 1.0)  # far outside any allocation: an illegal address
+
+
+def crashing_measure(spec, bucket, config, workdir, seed):
+    """Runs in the worker: block_m 128 takes the CUDA context down, the rest is measured."""
+    if config.block_m == 128:
+        _scribble[(1,)](torch.empty(1, device="cuda"))
+        torch.cuda.synchronize()
+    return measure_candidate(spec, bucket, config, workdir, seed)
+
+
+def test_real_candidates_are_verified_and_timed(tmp_path):
+    m = WorkerMeasure(HEADLINE, str(tmp_path), limit_s=120)
+    try:
+        for bucket in (1, 4096):
+            fused = m(bucket, heuristic_config(HEADLINE, bucket))
+            eager = m(bucket, TORCH)
+            for r in (fused, eager):
+                assert r.ok, r
+                assert 0 < r.us < 1e4 and r.err <= TOLERANCE["fp16"]
+                assert (r.host_us is not None) == (bucket <= 1024)
+    finally:
+        m.close()
+
+
+def test_an_illegal_memory_access_costs_one_candidate(tmp_path):
+    m = WorkerMeasure(HEADLINE, str(tmp_path), limit_s=120, fn=crashing_measure)
+    try:
+        bad = m(64, KernelConfig(block_m=128, chunk=64, num_warps=8))
+        assert bad.verdict in ("error", "crash") and not bad.ok, bad
+        good = m(64, heuristic_config(HEADLINE, 64))
+        assert good.ok and m.worker.restarts == 1, good
+    finally:
+        m.close()
+
+
+def test_num_stages_does_not_change_the_rowblock_kernel(tmp_path):
+    """Why space.DOMAINS pins rowblock's num_stages to 1: the kernel has no loop to pipeline.
+    If this fails, a template grew a loop and the domain should be widened."""
+    config = KernelConfig(block_m=32, chunk=64, num_warps=4)
+    mod = candidate_module(HEADLINE, config, tmp_path)
+    x, weights, biases = random_problem(HEADLINE, 1, device="cuda")
+    args = [x, torch.empty(1, 256, device="cuda", dtype=x.dtype)]
+    for w, b in zip(weights, biases):
+        args += [w, b]
+    kernel = mod.KERNELS[config.kernel_name]
+    ptx = [kernel.warmup(*args, 1, grid=(1,), num_warps=4, num_stages=s).asm["ptx"] for s in (1, 3)]
+    assert ptx[0] == ptx[1]
+
+
+def test_retune_end_to_end_writes_verified_winners(tmp_path, capsys):
+    spec = MLPSpec((64, 128, 64), act="gelu", dtype="fp16")
+    path = write_module(tmp_path / f"{spec.name}.py", spec)
+    storage = f"sqlite:///{tmp_path / 'studies.db'}"
+    argv = ["retune", str(path), "--batches", "1,4096", "--trials", "5", "--storage", storage]
+    assert main([*argv, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    key = gpu_key(0)
+    assert summary["gpu"] == key
+    _, tuned, prov = read_module(path)
+    assert sorted(tuned[key]) == [1, 4096] and prov[key]["trials"] == 5
+    mod = load_module(path)
+    assert mod.gpu_key() == key  # what the module computes is what the tuner wrote
+    for bucket, cell in tuned[key].items():
+        assert cell["us"] > 0 and cell["eager_us"] > 0
+        x, weights, biases = random_problem(spec, bucket + 3, device="cuda")
+        y = mod.mlp(x, weights, biases)
+        assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp16"]
+    log = json.loads(trial_log_path(path).read_text())
+    trials = log["gpus"][key]["buckets"]["4096"]["trials"]
+    assert len([t for t in trials if "verdict" in t]) == 5
+    assert all(math.isfinite(t["us"]) for t in trials if t.get("verdict") == "ok")
+    # a second run on the same storage resumes: nothing left to measure, same winners
+    assert main(argv) == 0
+    assert read_module(path)[1][key] == tuned[key]
+
+
+def test_measurement_of_a_wide_spec_is_the_torch_path(tmp_path):
+    spec = MLPSpec((2048, 64))
+    m = WorkerMeasure(spec, str(tmp_path), limit_s=120)
+    try:
+        r = m(16, TORCH)
+        assert isinstance(r, Measurement) and r.ok and r.err <= TOLERANCE["fp16"]
+    finally:
+        m.close()

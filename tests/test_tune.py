@@ -1,0 +1,485 @@
+"""The tuner's logic against a synthetic landscape (no GPU): it finds the optimum within its
+budget, never selects a failed or wrong candidate, measures the default first, resumes an
+interrupted study without repeating trials, shares studies between workers, and writes
+winners and trial logs that merge per GPU."""
+
+import io
+import json
+import math
+import multiprocessing
+import os
+import threading
+import time
+from types import SimpleNamespace
+
+import optuna
+import pytest
+
+from mlpgen.cli import generate_parser
+from mlpgen.emit import entry, read_module, write_module
+from mlpgen.measure import Measurement, WorkerMeasure, WorkerStartError
+from mlpgen.selfcheck import load_module
+from mlpgen.space import heuristic_config, search_space
+from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.tune import (
+    Encoding,
+    Job,
+    Known,
+    Objective,
+    Progress,
+    Skip,
+    TuneOptions,
+    pick_winner,
+    search,
+    trial_log_path,
+    tune,
+)
+
+SPEC = MLPSpec((256, 512, 256))
+KEY_A, KEY_B = "Fake GPU A|sm90|132", "Fake GPU B|sm80|108"
+TORCH = KernelConfig(strategy="torch")
+TRAP = KernelConfig(block_m=64, chunk=32, num_warps=8)  # the fastest time, but wrong
+
+
+def landscape(bucket: int, c: KernelConfig) -> Measurement:
+    """Smooth in log2 of each field, best at block_m 32 / chunk 64 / 8 warps, with failures."""
+    small = bucket <= 1024
+    if c.strategy == "torch":
+        us = 20.0 * max(1.0, bucket / 1024)
+        return Measurement("ok", us=us, host_us=60.0 if small else None, err=0.0)
+    if c == TRAP:
+        return Measurement("wrong", "rel err 3.1e-01 > 0.01 at M=77", us=0.5, err=0.31)
+    if (c.block_m, c.chunk, c.num_warps) == (32, 128, 4):
+        return Measurement("wrong", "NaN/Inf in the output > 0.01 at M=64", err=math.inf)
+    if (c.chunk, c.num_warps) == (128, 8) and c.block_m == 16:
+        return Measurement("error", "PTXASError: out of resource: shared memory")
+    if (c.block_m, c.chunk, c.num_warps) == (16, 32, 8):
+        return Measurement("timeout", "no answer within 30s (hang?); worker replaced")
+    if c.block_m == 128:
+        return Measurement("crash", "worker died (killed by SIGSEGV); worker replaced")
+    d = (
+        0.3 * abs(math.log2(c.block_m / 32))
+        + 0.2 * abs(math.log2(c.chunk / 64))
+        + 0.15 * abs(math.log2(c.num_warps / 8))
+    )
+    us = 10.0 * (1 + d) * max(1.0, bucket / 1024)
+    return Measurement("ok", us=us, host_us=12.0 if small else None, err=1e-3)
+
+
+def optimum(bucket: int) -> tuple[KernelConfig, Measurement]:
+    """What brute force must pick (scores within 2% of the best: the least GPU time)."""
+    return pick_winner([(c, landscape(bucket, c)) for c in search_space(SPEC, bucket).candidates])
+
+
+class Recorder:
+    """A measure that records every call (thread-safe) and can fail on the n-th call."""
+
+    def __init__(self, fn=landscape, interrupt_at=None, delay=0.0):
+        self.fn, self.interrupt_at, self.delay = fn, interrupt_at, delay
+        self.calls, self.lock = [], threading.Lock()
+
+    def __call__(self, bucket, config):
+        with self.lock:
+            self.calls.append((bucket, config))
+            n = len(self.calls)
+        if self.interrupt_at is not None and n == self.interrupt_at:
+            raise KeyboardInterrupt
+        if self.delay:
+            time.sleep(self.delay)
+        return self.fn(bucket, config)
+
+
+def memory():
+    return optuna.storages.InMemoryStorage()
+
+
+def quiet():
+    return Progress(0, enabled=False)
+
+
+def job(buckets, trials=40, key=KEY_A, **kw):
+    previous = kw.pop("previous", {})
+    return Job(SPEC, key, TuneOptions(buckets=buckets, trials=trials, **kw), previous)
+
+
+def first_measured(result, n):
+    return [KernelConfig.from_dict(t["config"]) for t in result.trials if "verdict" in t][:n]
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_brute_force_finds_the_optimum_and_never_selects_a_failure():
+    rec = Recorder()
+    results = search(job((1, 64, 4096)), [rec], memory(), quiet())
+    for b, r in results.items():
+        space = search_space(SPEC, b)
+        assert r.plan.brute and r.measured == len(space.candidates)
+        config, m = r.winner
+        assert m.ok and (config, m) == optimum(b)
+        assert config != TRAP
+        verdicts = {t["verdict"] for t in r.trials}
+        assert {"ok", "error"} <= verdicts and r.eager == landscape(b, TORCH)
+        for t in r.trials:
+            assert (t["state"] == "complete") == (t["verdict"] == "ok")
+            assert t["verdict"] == "ok" or t["reason"]
+    assert len(rec.calls) == len(set(rec.calls))  # nothing measured twice
+    assert {v for r in results.values() for v in (t["verdict"] for t in r.trials)} == {
+        "ok",
+        "wrong",
+        "error",
+        "timeout",
+        "crash",
+    }
+
+
+def test_a_30_percent_budget_stays_within_budget_and_gets_within_3_percent():
+    rec = Recorder()
+    buckets = (64, 256, 1024, 4096, 16384)
+    results = search(job(buckets, trials=7), [rec], memory(), quiet())
+    for b, r in results.items():
+        assert r.plan.sampler_name == "local+tpe" and r.measured == 7
+        assert sum(1 for bb, _ in rec.calls if bb == b) == 7
+        config, m = r.winner
+        assert m.ok and config != TRAP
+        assert m.score <= 1.03 * optimum(b)[1].score
+        assert first_measured(r, 2) == [heuristic_config(SPEC, b), TORCH]
+
+
+def test_tpe_alone_respects_the_budget(monkeypatch):
+    monkeypatch.setattr("mlpgen.tune.LOCAL_STEPS", 0)
+    rec = Recorder()
+    results = search(job((4096,), trials=12, seed=1), [rec], memory(), quiet())
+    r = results[4096]
+    assert r.measured == 12 == len(rec.calls) == len(set(rec.calls))
+    assert r.winner[1].ok and r.winner[1].score <= 1.5 * optimum(4096)[1].score
+
+
+def test_default_and_previous_winner_are_measured_first():
+    best = optimum(4096)[0]
+    previous = {4096: entry(best, us=9.0), 64: entry(TORCH)}
+    results = search(job((4096, 16), trials=5, previous=previous), [Recorder()], memory(), quiet())
+    assert first_measured(results[4096], 3) == [heuristic_config(SPEC, 4096), best, TORCH]
+    assert results[4096].winner[0] == best
+    # a bucket new to this GPU starts from the nearest previous bucket's winner (64 -> 16)
+    assert first_measured(results[16], 2) == [heuristic_config(SPEC, 16), TORCH]
+
+
+def test_objective_with_fixed_trials():
+    space = search_space(SPEC, 64)
+    enc = Encoding(space.domains())
+    known = {}
+    rec = Recorder()
+    objective = Objective(space, rec, known)
+    best = KernelConfig(block_m=32, chunk=64, num_warps=8)
+
+    trial = optuna.trial.FixedTrial(enc.params(best))
+    assert objective(trial) == landscape(64, best).score == 12.0
+    assert trial.user_attrs["measurement"]["verdict"] == "ok"
+    assert trial.user_attrs["config"] == best.to_dict() and best in known
+
+    repeat = optuna.trial.FixedTrial(enc.params(best))
+    with pytest.raises(optuna.TrialPruned, match="repeat"):  # the sampler must look elsewhere
+        objective(repeat)
+    assert len(rec.calls) == 1 and repeat.user_attrs["skipped"].startswith("repeat")
+
+    wrong = optuna.trial.FixedTrial(enc.params(TRAP))
+    with pytest.raises(optuna.TrialPruned, match="wrong: rel err"):
+        objective(wrong)
+    assert wrong.user_attrs["measurement"]["reason"].startswith("rel err")
+
+    infeasible = KernelConfig(block_m=64, chunk=128, num_warps=2)
+    assert infeasible not in space
+    skipped = optuna.trial.FixedTrial(enc.params(infeasible))
+    with pytest.raises(optuna.TrialPruned, match="registers"):
+        objective(skipped)
+    assert "infeasible" in skipped.user_attrs["skipped"] and len(rec.calls) == 2
+
+    def broken(bucket, config):
+        raise OSError("pipe closed")
+
+    other = KernelConfig(block_m=16, chunk=64, num_warps=4)
+    with pytest.raises(optuna.TrialPruned, match="error: OSError: pipe closed"):
+        Objective(space, broken, {})(optuna.trial.FixedTrial(enc.params(other)))
+
+    def no_worker(bucket, config):
+        raise WorkerStartError("a worker process died starting (exit code 1)")
+
+    with pytest.raises(WorkerStartError):  # no verdict on the candidate: the run stops
+        Objective(space, no_worker, {})(optuna.trial.FixedTrial(enc.params(other)))
+
+    busy = Objective(space, rec, {}, claim=lambda c: "being measured by another worker")
+    with pytest.raises(Skip, match="another worker"):
+        busy(optuna.trial.FixedTrial(enc.params(other)))
+    assert len(rec.calls) == 2
+    assert Known(0, Measurement("ok", us=1.0)).measurement.score == 1.0
+
+
+def test_encoding_orders_tile_sizes_and_round_trips():
+    enc = Encoding(search_space(SPEC, 64).domains())
+    best = KernelConfig(block_m=32, chunk=64, num_warps=8)
+    assert enc.params(best) == {
+        "strategy": "rowblock",
+        "rowblock.block_m": 1,
+        "rowblock.chunk": 1,
+        "rowblock.num_warps": 2,
+    }  # num_stages has one value: not a parameter
+    assert enc.config(enc.params(best)) == best
+    assert enc.params(TORCH) == {"strategy": "torch"} and enc.config({"strategy": "torch"}) == TORCH
+
+
+def test_resume_after_an_interruption_repeats_no_finished_trial(tmp_path):
+    url = f"sqlite:///{tmp_path / 'studies.db'}"
+    first = Recorder(interrupt_at=6)
+    with pytest.raises(KeyboardInterrupt):
+        search(job((1, 64)), [first], url, quiet())
+    finished = first.calls[:5]
+    second = Recorder()
+    results = search(job((1, 64)), [second], url, quiet())
+    assert not set(finished) & set(second.calls)
+    assert first.calls[5] in second.calls  # the interrupted one is measured again
+    for b, r in results.items():
+        assert r.measured == len(search_space(SPEC, b).candidates)
+        assert r.winner == optimum(b)
+    third = Recorder()
+    search(job((1, 64)), [third], url, quiet())
+    assert third.calls == []  # a finished study measures nothing more
+
+
+def killed_search(url):
+    """Run in a spawned process: tune until the 4th measurement, then die without cleanup."""
+    calls = []
+
+    def measure(bucket, config):
+        calls.append(config)
+        if len(calls) == 4:
+            os._exit(9)
+        return landscape(bucket, config)
+
+    search(job((16,)), [measure], url, quiet())
+
+
+def test_resume_after_the_process_was_killed(tmp_path):
+    url = f"sqlite:///{tmp_path / 'studies.db'}"
+    proc = multiprocessing.get_context("spawn").Process(target=killed_search, args=(url,))
+    proc.start()
+    proc.join(120)
+    assert proc.exitcode == 9
+    rec = Recorder()
+    results = search(job((16,)), [rec], url, quiet())
+    n = len(search_space(SPEC, 16).candidates)
+    assert len(rec.calls) == n - 3 and results[16].measured == n
+
+
+def test_timeout_measures_every_bucket_before_searching_deeper():
+    rec = Recorder(delay=0.05)
+    t0 = time.perf_counter()
+    results = search(job((64, 4096, 16384), timeout=1.0), [rec], memory(), quiet())
+    assert time.perf_counter() - t0 < 5
+    assert all(r.measured >= 1 for r in results.values())
+    assert all(
+        r.trials[0]["config"] == heuristic_config(SPEC, b).to_dict() for b, r in results.items()
+    )
+    assert sum(r.measured for r in results.values()) < sum(
+        len(search_space(SPEC, b).candidates) for b in results
+    )
+
+
+def test_two_workers_share_one_study_and_measure_nothing_twice(tmp_path):
+    url = f"sqlite:///{tmp_path / 'studies.db'}"
+    a, b = Recorder(delay=0.01), Recorder(delay=0.01)
+    results = search(job((64, 4096)), [a, b], url, quiet())
+    calls = a.calls + b.calls
+    assert a.calls and b.calls and len(calls) == len(set(calls))
+    for bucket, r in results.items():
+        assert r.measured == len(search_space(SPEC, bucket).candidates)
+        assert r.winner == optimum(bucket)
+
+
+def fake_worker_measure(spec, bucket, config, workdir, seed):
+    """Runs in the measuring worker process: one candidate hangs, one kills the process."""
+    if (config.chunk, config.num_warps) == (32, 2):
+        time.sleep(60)
+    if (config.chunk, config.num_warps) == (64, 2):
+        os._exit(11)
+    return landscape(bucket, config)
+
+
+def test_search_through_a_worker_process_survives_hangs_and_crashes(tmp_path):
+    measure = WorkerMeasure(SPEC, str(tmp_path), limit_s=2.0, fn=fake_worker_measure)
+    try:
+        results = search(job((1,)), [measure], memory(), quiet())
+    finally:
+        measure.close()
+    r = results[1]
+    verdicts = {json.dumps(t["config"], sort_keys=True): t["verdict"] for t in r.trials}
+    hung = KernelConfig(block_m=16, chunk=32, num_warps=2).to_dict()
+    died = KernelConfig(block_m=16, chunk=64, num_warps=2).to_dict()
+    assert verdicts[json.dumps(hung, sort_keys=True)] == "timeout"
+    assert verdicts[json.dumps(died, sort_keys=True)] == "crash"
+    assert r.measured == len(search_space(SPEC, 1).candidates)
+    assert r.winner[1].ok and r.winner[0].to_dict() not in (hung, died)
+
+
+def test_pick_winner_breaks_host_bound_ties_by_gpu_time():
+    a, b, c = (KernelConfig(block_m=16, chunk=x) for x in (32, 64, 128))
+    records = [
+        (a, Measurement("ok", us=9.0, host_us=18.0)),
+        (b, Measurement("ok", us=6.0, host_us=18.2)),  # within 2%: the GPU is less busy
+        (c, Measurement("ok", us=5.0, host_us=25.0)),
+        (TRAP, Measurement("wrong", "bad", us=0.1)),
+    ]
+    assert pick_winner(records)[0] == b
+    assert pick_winner(records[3:]) is None
+
+
+def test_tune_writes_winners_provenance_and_trial_log_and_merges_gpus(tmp_path):
+    path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
+    summary = tune(path, job((1, 64, 4096)), [Recorder()], memory(), progress=quiet())
+    assert json.loads(json.dumps(summary))["buckets"]["64"]["winner"]["us"] == 10.0
+    tune(path, job((1, 64), key=KEY_B), [Recorder()], memory(), progress=quiet())
+    _, tuned, prov = read_module(path)
+    assert set(tuned) == {"default", KEY_A, KEY_B}
+    assert sorted(tuned[KEY_A]) == [1, 64, 4096] and sorted(tuned[KEY_B]) == [1, 64]
+    cell = tuned[KEY_A][64]
+    assert KernelConfig.from_dict(cell) == optimum(64)[0]
+    assert cell["us"] == 10.0 and cell["host_us"] == 12.0
+    assert cell["eager_us"] == 20.0 and cell["eager_host_us"] == 60.0
+    assert "host_us" not in tuned[KEY_A][4096]
+    for key in ("torch", "triton", "mlpgen", "seed", "trials", "tuning_seconds", "date"):
+        assert key in prov[KEY_A]
+    log = json.loads(trial_log_path(path).read_text())
+    assert set(log["gpus"]) == {KEY_A, KEY_B}
+    b64 = log["gpus"][KEY_A]["buckets"]["64"]
+    assert b64["measured"] == b64["candidates"] == len(b64["trials"])
+    assert b64["dropped"] == sum(b64["dropped_by"].values()) > 0
+    # retuning one bucket keeps this GPU's other buckets
+    slower = Recorder(fn=lambda b, c: landscape(b, c) if c != optimum(64)[0] else landscape(1, c))
+    tune(path, job((64,), exhaustive=True), [slower], memory(), progress=quiet())
+    _, tuned, _ = read_module(path)
+    assert sorted(tuned[KEY_A]) == [1, 64, 4096] and set(tuned) == {"default", KEY_A, KEY_B}
+    assert sorted(read_module(path)[1]["default"]) == [
+        1,
+        16,
+        64,
+        256,
+        1024,
+        4096,
+        16384,
+        65536,
+        262144,
+    ]
+    mod = load_module(path)
+    assert mod.TUNED[KEY_B][1]["kernel"] in mod.KERNELS
+
+
+def test_a_bucket_where_everything_fails_keeps_its_old_entry(tmp_path):
+    path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
+    tune(path, job((1, 64)), [Recorder()], memory(), progress=quiet())
+    before = read_module(path)[1][KEY_A][1]
+
+    def nothing_works_at_1(bucket, config):
+        return Measurement("error", "boom") if bucket == 1 else landscape(bucket, config)
+
+    summary = tune(path, job((1, 64)), [nothing_works_at_1], memory(), progress=quiet())
+    assert summary["buckets"]["1"]["winner"] is None
+    assert read_module(path)[1][KEY_A][1] == before
+
+
+def write_in_a_loop(path, key):
+    """Run in a spawned process: tune twice for `key` into the shared module."""
+    for _ in range(2):
+        tune(path, job((1, 64), key=key, trials=3), [landscape], memory(), progress=quiet())
+
+
+def test_two_concurrent_writer_processes_leave_a_valid_module(tmp_path):
+    path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=write_in_a_loop, args=(path, k)) for k in (KEY_A, KEY_B)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(180)
+        assert p.exitcode == 0
+    _, tuned, prov = read_module(path)
+    assert set(tuned) == {"default", KEY_A, KEY_B} and set(prov) == {KEY_A, KEY_B}
+    assert set(json.loads(trial_log_path(path).read_text())["gpus"]) == {KEY_A, KEY_B}
+    assert set(load_module(path).TUNED) == set(tuned)
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_progress_line_only_on_a_terminal():
+    tty = io.StringIO()
+    p = Progress(10, stream=tty, enabled=True)
+    p.update(64, True, 12.5)
+    p.update(64, False, None)
+    p.close()
+    assert "1/10" in tty.getvalue() and "12.50 us" in tty.getvalue() and "\r" in tty.getvalue()
+    pipe = io.StringIO()
+    p = Progress(10, stream=pipe)  # StringIO is not a TTY
+    p.update(64, True, 12.5)
+    p.close()
+    assert pipe.getvalue() == ""
+
+
+def test_options_from_the_command_line():
+    args = generate_parser().parse_args(
+        [
+            "--widths",
+            "8,8",
+            "--batches",
+            "64,1",
+            "--trials",
+            "7",
+            "--exhaustive",
+            "--candidate-timeout",
+            "5",
+            "--workers",
+            "2",
+            "--storage",
+            "sqlite:///x.db",
+        ]
+    )
+    opts = TuneOptions.from_args(args)
+    assert opts == TuneOptions(
+        buckets=(1, 64),
+        trials=7,
+        storage="sqlite:///x.db",
+        workers=2,
+        exhaustive=True,
+        candidate_timeout=5.0,
+    )
+    assert TuneOptions.from_args(SimpleNamespace()) == TuneOptions()
+
+
+@pytest.mark.interpret
+def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch):
+    """tune_module end to end with a pretend GPU: compile workers and measuring workers run
+    the real kernels through Triton's interpreter (they inherit TRITON_INTERPRET=1)."""
+    import torch
+
+    props = SimpleNamespace(
+        name="Pretend GPU",
+        major=9,
+        minor=0,
+        multi_processor_count=4,
+        shared_memory_per_block_optin=227 * 1024,
+    )
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d=None: props)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: props.name)
+    from mlpgen.tune import tune_module
+
+    spec = MLPSpec((8, 16, 4), act="relu", dtype="fp32")
+    path = write_module(tmp_path / f"{spec.name}.py", spec)
+    args = generate_parser().parse_args(
+        ["--widths", "8,16,4", "--batches", "1,64", "--trials", "3", "--workers", "2"]
+    )
+    summary = tune_module(path, args)
+    key = "Pretend GPU|sm90|4"
+    assert summary["gpu"] == key and summary["compile_errors"] == 0
+    assert (tmp_path / f"{spec.name}.optuna.db").exists()
+    _, tuned, prov = read_module(path)
+    assert sorted(tuned[key]) == [1, 64] and prov[key]["gpu"] == "Pretend GPU"
+    assert all(cell["us"] > 0 for cell in tuned[key].values())
+    assert json.loads(json.dumps(summary))["buckets"]["64"]["measured"] == 3
