@@ -40,7 +40,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import optuna
@@ -856,6 +856,9 @@ def tune_module(path: Path, args) -> dict:
             )
             for d in same
         ]
+        if opts.timeout is not None:  # the budget covers compiling too
+            left = replace(opts, timeout=max(1.0, opts.timeout - compile_s))
+            job = replace(job, options=left)
         try:
             summary = tune(
                 path,
@@ -865,6 +868,7 @@ def tune_module(path: Path, args) -> dict:
                 extra={
                     "compile_seconds": round(compile_s, 1),
                     "gpu": torch.cuda.get_device_name(devices[0]),
+                    "timeout": opts.timeout,
                 },
             )
         finally:
@@ -900,3 +904,79 @@ def print_summary(summary: dict) -> None:
             if "eager_us" in w and w["strategy"] != "torch":
                 text += f" (torch {w['eager_us']:.2f} us)"
         log(f"  {b:>7}  {r['sampler']:<11} {r['candidates']:>5} {r['measured']:>4}  {text}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing a budgeted search with an exhaustive one (BENCHMARKS.md)
+
+
+def compare(exhaustive_log: Path, search_log: Path, buckets=None) -> list[dict]:
+    """Per bucket and GPU: the searched winner's score as the exhaustive run measured it,
+    against the exhaustive winner's, and the share of the space the search measured. Using the
+    exhaustive run's own measurement of both configs keeps run-to-run noise out of the ratio."""
+    full = json.loads(Path(exhaustive_log).read_text())["gpus"]
+    part = json.loads(Path(search_log).read_text())["gpus"]
+    rows = []
+    for key in sorted(set(full) & set(part)):
+        for b in sorted(set(full[key]["buckets"]) & set(part[key]["buckets"]), key=int):
+            if buckets and int(b) not in buckets:
+                continue
+            fb, pb = full[key]["buckets"][b], part[key]["buckets"][b]
+            scores = {
+                json.dumps(KernelConfig.from_dict(t["config"]).to_dict(), sort_keys=True): t
+                for t in fb["trials"]
+                if t.get("verdict") == "ok"
+            }
+            found = pb["winner"] and scores.get(
+                json.dumps(KernelConfig.from_dict(pb["winner"]).to_dict(), sort_keys=True)
+            )
+            best = fb["winner"]
+            row = {
+                "gpu": key,
+                "bucket": int(b),
+                "exhaustive_measured": fb["measured"],
+                "search_measured": pb["measured"],
+                "share": round(pb["measured"] / max(1, fb["measured"]), 3),
+                "exhaustive_winner": best and config_text(best),
+                "search_winner": pb["winner"] and config_text(pb["winner"]),
+                "exhaustive_score": best and best["score"],
+                "search_score_in_exhaustive": found["score"] if found else None,
+                "search_score_own_run": pb["winner"] and pb["winner"]["score"],
+            }
+            if best and found:
+                row["ratio"] = round(found["score"] / best["score"], 4)
+            rows.append(row)
+    return rows
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(
+        prog="python -m mlpgen.tune",
+        description="compare EXHAUSTIVE.trials.json SEARCH.trials.json: how close a budgeted "
+        "search came to the exhaustive winner, per bucket",
+    )
+    p.add_argument("command", choices=["compare"])
+    p.add_argument("exhaustive")
+    p.add_argument("search")
+    p.add_argument("--buckets", default=None, help="e.g. 64,16384 (default: all in both)")
+    args = p.parse_args(argv)
+    buckets = {int(b) for b in args.buckets.split(",")} if args.buckets else None
+    rows = compare(Path(args.exhaustive), Path(args.search), buckets)
+    for r in rows:
+        ratio = r.get("ratio")
+        print(
+            f"{r['gpu']}  bucket {r['bucket']:>6}: search {r['search_measured']}/"
+            f"{r['exhaustive_measured']} measured ({100 * r['share']:.0f}%), winner "
+            f"{r['search_winner']} at "
+            + (f"{100 * (ratio - 1):+.1f}%" if ratio is not None else "?")
+            + f" of the exhaustive winner {r['exhaustive_winner']} "
+            f"({r['exhaustive_score']} us)"
+        )
+    print(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -483,3 +483,20 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch):
     assert sorted(tuned[key]) == [1, 64] and prov[key]["gpu"] == "Pretend GPU"
     assert all(cell["us"] > 0 for cell in tuned[key].values())
     assert json.loads(json.dumps(summary))["buckets"]["64"]["measured"] == 3
+
+
+def test_compare_a_budgeted_search_with_an_exhaustive_one(tmp_path, capsys):
+    from mlpgen.tune import compare, main
+
+    (tmp_path / "full").mkdir()
+    full = write_module(tmp_path / "full" / f"{SPEC.name}.py", SPEC)
+    part = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
+    tune(full, job((64, 16384), exhaustive=True), [landscape], memory(), progress=quiet())
+    tune(part, job((64, 16384), trials=6), [landscape], memory(), progress=quiet())
+    rows = compare(trial_log_path(full), trial_log_path(part), {16384})
+    [row] = rows
+    assert row["bucket"] == 16384 and row["search_measured"] == 6
+    assert row["share"] == round(6 / len(search_space(SPEC, 16384).candidates), 3) <= 0.3
+    assert row["ratio"] >= 1.0 and row["exhaustive_score"] == optimum(16384)[1].score
+    assert main(["compare", str(trial_log_path(full)), str(trial_log_path(part))]) == 0
+    assert "bucket     64" in capsys.readouterr().out
