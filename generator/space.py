@@ -11,7 +11,7 @@ from mlpgen.layout import MIN_DOT, chunks_of, dot_count, next_pow2
 from mlpgen.spec import KernelConfig, MLPSpec
 
 DEFAULT_BUCKETS = (1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144)
-MAX_FUSED_WIDTH = 1024  # wider layers do not fit in registers: the torch path serves them
+MAX_FUSED_WIDTH = 1024  # wider layers do not fit the rowblock kernel's registers
 MAX_DOTS = 512  # unrolled tl.dot calls; past this, compile time explodes
 MAX_REGS = 255  # per thread on NVIDIA GPUs
 REGISTER_FILE = 65536  # 32-bit registers per SM: one program's threads must fit in it
@@ -21,19 +21,36 @@ ELEM_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
 # The search space: strategy -> {KernelConfig field: values}. A new strategy is one more entry
 # (plus its template, kernel_<strategy>.j2, and any feasibility rule it needs below).
 DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
+    # Domains are kept small on purpose: every candidate is compiled (~5 s each on the H200's
+    # CPU, in parallel) before the search. The H200 probe of BENCHMARKS.md narrowed them.
     "rowblock": {
-        "block_m": (16, 32, 64, 128),
-        "chunk": (32, 64, 128),
-        "num_warps": (2, 4, 8),
+        "block_m": (16, 32, 64),
+        "chunk": (64, 128),
+        "num_warps": (4, 8),
         # The rowblock kernel is fully unrolled: it has no loop for Triton's software pipeliner,
         # so num_stages changes nothing (tests/test_gpu_tune.py checks the binaries are equal).
-        # Widen this for a strategy with a K loop.
         "num_stages": (1,),
+    },
+    "persist": {
+        "block_m": (16, 32, 64, 128),
+        "block_n": (32, 64, 128, 256),
+        "block_k": (64,),
+        "num_warps": (4, 8),
+        "num_stages": (3,),
+    },
+    "stream": {
+        "block_m": (16, 32, 64, 128),
+        "block_n": (32, 64),
+        "chunk": (64, 128),
+        "num_warps": (4, 8),
+        "num_stages": (3,),
     },
     "torch": {},  # the unfused torch path: always a candidate, in every bucket
 }
-ROW_TILED = ("rowblock",)  # strategies whose block_m tiles the batch rows, one tile a program
-CHUNK_PADDED = ("rowblock",)  # strategies whose chunk pads narrow widths (layout.chunks_of)
+# strategies whose block_m tiles the batch rows (a tile taller than the bucket is dominated)
+ROW_TILED = ("rowblock", "persist", "stream")
+CHUNK_PADDED = ("rowblock", "stream")  # strategies whose chunk pads narrow widths (chunks_of)
+MAX_ACC_REGS = 128  # fp32 accumulator registers per thread a tile may take
 
 
 def fusable(spec: MLPSpec) -> bool:
@@ -88,9 +105,39 @@ def rowblock_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str
     return None
 
 
+def persist_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
+    acc = config.block_m * config.block_n // (32 * config.num_warps)
+    if acc > MAX_ACC_REGS:
+        return f"~{acc} accumulator registers per thread (max {MAX_ACC_REGS})"
+    b = ELEM_BYTES[spec.dtype]
+    smem = (config.block_m + config.block_n) * config.block_k * b * config.num_stages
+    if smem > max_shared:
+        return f"~{smem // 1024} KiB shared memory (max {max_shared // 1024})"
+    widest = max(MIN_DOT, next_pow2(max(spec.widths[1:])))
+    if config.block_n > max(32, widest):
+        return f"block_n {config.block_n} over the widest layer: same kernel as a narrower one"
+    return None
+
+
+def stream_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
+    if spec.depth != 2:
+        return "the stream strategy needs exactly 2 layers"
+    b = ELEM_BYTES[spec.dtype]
+    k, n1, n2 = spec.widths
+    live = config.block_m * (padded(k, config.chunk) * b + padded(n2, config.chunk) * 4)
+    live += config.block_m * config.block_n * 4
+    regs = live // (4 * 32 * config.num_warps)
+    cap = min(MAX_REGS, REGISTER_FILE // (32 * config.num_warps))
+    if regs > cap:
+        return f"~{regs} registers per thread (max {cap} with {config.num_warps} warps)"
+    if config.block_n > max(32, next_pow2(n1)):
+        return f"block_n {config.block_n} over the hidden width: same kernel as a narrower one"
+    return None
+
+
 # strategy -> why a config of it cannot work (None: worth compiling); a strategy without an
 # entry has no rule yet and every config of it is compiled and left to verification.
-RULES = {"rowblock": rowblock_reason}
+RULES = {"rowblock": rowblock_reason, "persist": persist_reason, "stream": stream_reason}
 
 
 def infeasible_reason(
@@ -196,14 +243,22 @@ def search_space(spec: MLPSpec, bucket: int, max_shared: int = MAX_SHARED) -> Se
 
 
 def heuristic_config(spec: MLPSpec, m: int) -> KernelConfig:
-    """A reasonable config without search: small tiles for small batches, more warps when wide."""
-    if not fusable(spec):
-        return KernelConfig(strategy="torch")
-    preferred = 16 if m <= 16 else 32 if m <= 256 else 64
-    for block_m in (b for b in (64, 32, 16) if b <= preferred):
-        for num_warps in (4, 8):
-            for chunk in (64, 128, 32):
-                cfg = KernelConfig(block_m=block_m, chunk=chunk, num_warps=num_warps)
-                if infeasible_reason(spec, cfg) is None:
-                    return cfg
+    """A config without search, from the H200 probe (BENCHMARKS.md): the persistent grid won
+    at every batch size there, with tiles that grow with the batch. Large tiles fall back to
+    smaller ones where a GPU's shared memory (the portable MAX_SHARED) would not hold them."""
+    widest = max(32, next_pow2(max(spec.widths[1:])))
+    if m <= 16:
+        tiles = [(16, 32, 4)]
+    elif m <= 256:
+        tiles = [(32, 32, 4)]
+    elif m <= 4096:
+        tiles = [(64, 64, 4)]
+    else:
+        tiles = [(128, 256, 8), (128, 128, 8), (64, 64, 4)]
+    for block_m, block_n, warps in tiles:
+        cfg = KernelConfig(
+            "persist", block_m=block_m, block_n=min(block_n, widest), num_warps=warps, num_stages=3
+        )
+        if infeasible_reason(spec, cfg) is None:
+            return cfg
     return KernelConfig(strategy="torch")

@@ -41,3 +41,23 @@ def load_generated(tmp_path):
 
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def pin_domains():
+    """Pin the search space to a fixed table for one test: `pin_domains(table)`. The table
+    replaces space.DOMAINS in place (modules that imported the dict see it too) and the
+    production table comes back afterwards, in its order. Tests of the tuner's logic use this so
+    that a change of the production domains changes none of what they check."""
+    from mlpgen import space
+
+    saved = dict(space.DOMAINS)
+
+    def pin(table: dict) -> dict:
+        space.DOMAINS.clear()
+        space.DOMAINS.update({s: dict(d) for s, d in table.items()})
+        return space.DOMAINS
+
+    yield pin
+    space.DOMAINS.clear()
+    space.DOMAINS.update(saved)

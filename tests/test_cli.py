@@ -101,7 +101,7 @@ def test_show_and_no_tune(tmp_path, capsys):
     capsys.readouterr()
     assert main(["show", str(path)]) == 0
     shown = capsys.readouterr().out
-    assert "mlp_16x32x8_relu_fp16" in shown and "[default]" in shown and "rowblock" in shown
+    assert "mlp_16x32x8_relu_fp16" in shown and "[default]" in shown and "persist" in shown
     assert main(["show", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["spec"]["widths"] == [16, 32, 8]
 
@@ -113,10 +113,14 @@ def test_refuses_to_overwrite_a_foreign_file(tmp_path, capsys):
     assert path.read_text() == "print('mine')\n"
 
 
-def test_wide_spec_uses_torch_path(tmp_path, capsys):
-    assert main(["--widths", "2048,16", "--out", str(tmp_path), "--no-tune"]) == 0
-    assert "torch path" in capsys.readouterr().err
+def test_wide_spec_defaults_to_the_persistent_kernel(tmp_path, capsys):
+    """A width over the rowblock kernel's limit is still fused: the persistent kernel stages
+    hidden activations through global memory. The module runs correctly on the CPU."""
+    assert main(["--widths", "2048,16", "--out", str(tmp_path), "--no-tune", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["fused"] is True and "torch path" not in err
     mod = load_module(tmp_path / "mlp_2048x16_gelu_fp16.py")
+    assert {cell["strategy"] for cell in mod.TUNED["default"].values()} == {"persist"}
+    assert all(cell["kernel"] in mod.KERNELS for cell in mod.TUNED["default"].values())
     x, weights, biases = random_problem(mod_spec(mod), 4)
-    assert mod.TUNED["default"][1]["strategy"] == "torch"
     torch.testing.assert_close(mod.mlp(x, weights, biases), mod.reference(x, weights, biases))

@@ -5,7 +5,7 @@ import pytest
 from mlpgen.emit import default_table, format_literal, read_module, write_module
 from mlpgen.layout import chunks_of, plan_layers
 from mlpgen.render import render_kernel
-from mlpgen.space import heuristic_config, infeasible_reason
+from mlpgen.space import DEFAULT_BUCKETS, dominated_reason, heuristic_config, infeasible_reason
 from mlpgen.spec import KernelConfig, MLPSpec, SpecError
 
 
@@ -66,14 +66,21 @@ def test_format_literal_is_sorted_and_evaluates():
     assert text.index("'a'") < text.index("'b'") and text.index("1:") < text.index("16:")
 
 
-def test_heuristic_is_feasible_and_wide_specs_fall_back_to_torch():
-    for widths in [(256, 512, 256), (784, 1024, 1024, 10), (3, 5, 2)]:
-        spec = MLPSpec(widths)
-        for m in (1, 64, 65536):
-            cfg = heuristic_config(spec, m)
-            assert cfg.strategy == "rowblock"
-            assert infeasible_reason(spec, cfg) is None
-    assert heuristic_config(MLPSpec((1024, 4096, 1024)), 64).strategy == "torch"
+def test_heuristic_is_feasible_for_every_spec_and_bucket():
+    """The default is the persistent kernel (the H200 probe's winner at every batch size):
+    feasible for every spec, wide ones too (it stages activations through global memory),
+    with tiles that grow with the batch and fall back where shared memory is short."""
+    specs = [(256, 512, 256), (784, 1024, 1024, 10), (3, 5, 2), (1024, 4096, 1024), (2048, 16)]
+    for widths in specs:
+        for dtype in ("fp16", "fp32"):
+            spec = MLPSpec(widths, dtype=dtype)
+            for m in DEFAULT_BUCKETS:
+                cfg = heuristic_config(spec, m)
+                assert cfg.strategy == "persist", (spec.name, m)
+                assert infeasible_reason(spec, cfg) is None
+                assert dominated_reason(spec, cfg, m) is None
+    small, large = (heuristic_config(MLPSpec((256, 512, 256)), m) for m in (1, 262144))
+    assert small.block_m < large.block_m and small.block_n < large.block_n
 
 
 def test_stream_is_two_layers_only():

@@ -17,6 +17,32 @@ from mlpgen.spec import KernelConfig, MLPSpec
 
 HEADLINE = MLPSpec((256, 512, 256))
 
+# A fixed table for the tests of the space's logic (pinned with the pin_domains fixture), so
+# that tuning the production domains changes none of what they check.
+TABLE = {
+    "rowblock": {
+        "block_m": (16, 32, 64, 128),
+        "chunk": (32, 64, 128),
+        "num_warps": (2, 4, 8),
+        "num_stages": (1,),
+    },
+    "persist": {
+        "block_m": (16, 32, 64),
+        "block_n": (32, 64),
+        "block_k": (64,),
+        "num_warps": (4,),
+        "num_stages": (3,),
+    },
+    "stream": {
+        "block_m": (16, 32),
+        "block_n": (32,),
+        "chunk": (32, 64),
+        "num_warps": (4,),
+        "num_stages": (3,),
+    },
+    "torch": {},
+}
+
 
 def table_size():
     return sum(len(configs_of(s)) for s in DOMAINS)
@@ -38,27 +64,49 @@ def test_every_table_config_is_a_candidate_or_dropped_with_a_reason(widths, buck
 
 
 def test_headline_space_sizes():
-    """256,512,256 fp16: 22 of 36 rowblock configs fit the register file; a bucket of one row
-    only searches 16-row tiles."""
+    """The production table for 256,512,256 fp16: 12 rowblock, 32 persist and 32 stream configs
+    and torch. 13 cannot work: rowblock 64 rows x chunk 128 with 4 warps and stream's 128-row
+    tiles with 4 warps (registers), persist's block_n 256 (shared memory, or 256 accumulators
+    per thread at 128 x 256 with 4 warps); every other one is searched from 256 rows up. A
+    bucket of one row only searches 16-row tiles, of every row-tiled strategy."""
     sizes = {b: len(search_space(HEADLINE, b).candidates) for b in (1, 16, 64, 256, 262144)}
-    assert sizes == {1: 9, 16: 9, 64: 21, 256: 23, 262144: 23}
+    assert sizes == {1: 19, 16: 19, 64: 54, 256: 64, 262144: 64}
     one = search_space(HEADLINE, 1)
-    assert {c.block_m for c in one.candidates if c.strategy == "rowblock"} == {16}
-    assert one.dropped_counts() == {"dominated": 14, "registers": 14}
+    assert {c.block_m for c in one.candidates if c.strategy != "torch"} == {16}
+    assert {c.strategy for c in one.candidates} == {"rowblock", "persist", "stream", "torch"}
+    assert one.dropped_counts() == {"dominated": 45, "registers": 6, "shared memory": 7}
 
 
-def test_domains_feed_the_sampler():
+def test_domains_feed_the_sampler(pin_domains):
+    pin_domains(TABLE)
     doms = search_space(HEADLINE, 64).domains()
     assert doms["torch"] == {}
-    assert doms["rowblock"]["block_m"] == (16, 32, 64)
+    assert doms["rowblock"]["block_m"] == (16, 32, 64)  # 128-row tiles: over the bucket
     assert doms["rowblock"]["chunk"] == (32, 64, 128)
-    assert list(doms["rowblock"]) == list(DOMAINS["rowblock"])
+    assert doms["persist"]["block_n"] == (32, 64) and doms["stream"]["chunk"] == (32, 64)
+    for strategy in TABLE:
+        assert list(doms[strategy]) == list(TABLE[strategy])  # the table's field order
+    # the heuristic default is a candidate even outside the table: the sampler can draw it
+    default = heuristic_config(HEADLINE, 16384)
+    assert default not in configs_of(default.strategy)
+    doms = search_space(HEADLINE, 16384).domains()
+    for name, values in doms[default.strategy].items():
+        assert getattr(default, name) in values
 
 
-def test_wide_specs_search_only_the_torch_path():
-    s = search_space(MLPSpec((2048, 16)), 64)
-    assert s.candidates == (KernelConfig(strategy="torch"),)
-    assert s.dropped_counts() == {"too wide": table_size() - 1}
+def test_wide_specs_drop_rowblock_and_search_persist_and_torch():
+    """A width over MAX_FUSED_WIDTH does not fit the rowblock kernel's registers, but the
+    persistent kernel stages hidden activations through global memory: no width limit."""
+    spec = MLPSpec((2048, 16))
+    s = search_space(spec, 64)
+    assert {c.strategy for c in s.candidates} == {"persist", "torch"}
+    assert KernelConfig(strategy="torch") in s and heuristic_config(spec, 64) in s
+    assert heuristic_config(spec, 64).strategy == "persist"
+    assert s.dropped_counts()["too wide"] == len(configs_of("rowblock"))
+    assert all(space.reason_kind(r) == "too wide" for c, r in s.dropped if c.strategy == "rowblock")
+    assert all("2 layers" in r for c, r in s.dropped if c.strategy == "stream")  # one layer
+    deep = search_space(MLPSpec((784, 2048, 2048, 10)), 4096)
+    assert {c.strategy for c in deep.candidates} == {"persist", "torch"}
 
 
 def test_feasibility_reasons():
@@ -81,22 +129,31 @@ def test_register_file_caps_registers_with_many_warps():
     assert "max 128" in infeasible_reason(HEADLINE, cfg)
 
 
-def test_dominated_configs():
+def test_dominated_configs(pin_domains):
+    pin_domains(TABLE)
     assert "rows" in dominated_reason(HEADLINE, KernelConfig(block_m=32), 16)
     assert dominated_reason(HEADLINE, KernelConfig(block_m=16), 1) is None
     assert dominated_reason(HEADLINE, KernelConfig(block_m=64), 33) is None  # 33 -> 64 rows
+    persist = KernelConfig(strategy="persist", block_m=32, num_stages=3)
+    assert "rows" in dominated_reason(HEADLINE, persist, 16)
+    assert dominated_reason(HEADLINE, persist, 17) is None
     narrow = MLPSpec((3, 5, 2))  # every chunk >= 16 renders the same kernel
     assert "same kernel as chunk 32" in dominated_reason(narrow, KernelConfig(chunk=64), 64)
     assert dominated_reason(narrow, KernelConfig(chunk=32), 64) is None
+    stream = KernelConfig(strategy="stream", block_m=16, chunk=64)
+    assert "same kernel as chunk 32" in dominated_reason(narrow, stream, 64)
     assert dominated_reason(HEADLINE, KernelConfig(strategy="torch"), 1) is None
 
 
 def test_a_domain_change_is_one_table_edit(monkeypatch):
+    before = search_space(HEADLINE, 4096).candidates
+    rows = [c for c in before if c.strategy == "rowblock"]
     rowblock = dict(DOMAINS["rowblock"], num_stages=(1, 2))
     monkeypatch.setitem(DOMAINS, "rowblock", rowblock)
     s = search_space(HEADLINE, 4096)
-    assert {c.num_stages for c in s.candidates if c.strategy == "rowblock"} == {1, 2}
-    assert len(s.candidates) == 2 * 22 + 1
+    assert rows and {c.num_stages for c in s.candidates if c.strategy == "rowblock"} == {1, 2}
+    assert len(s.candidates) == len(before) + len(rows)  # every rowblock candidate, twice
+    assert set(before) <= set(s.candidates)
 
 
 def test_a_strategy_without_rules_is_left_to_verification(monkeypatch):

@@ -1,7 +1,10 @@
 """The tuner's logic against a synthetic landscape (no GPU): it finds the optimum within its
 budget, never selects a failed or wrong candidate, measures the default first, resumes an
 interrupted study without repeating trials, shares studies between workers, and writes
-winners and trial logs that merge per GPU."""
+winners and trial logs that merge per GPU.
+
+The tests search a fixed table (TABLE, pinned for every test) rather than the production
+domains, so that tuning those changes none of what is checked here."""
 
 import io
 import json
@@ -15,11 +18,12 @@ from types import SimpleNamespace
 import optuna
 import pytest
 
+from mlpgen import space
 from mlpgen.cli import generate_parser
 from mlpgen.emit import entry, read_module, write_module
 from mlpgen.measure import Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
-from mlpgen.space import heuristic_config, search_space
+from mlpgen.space import DEFAULT_BUCKETS, heuristic_config, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.tune import (
     Encoding,
@@ -39,14 +43,64 @@ SPEC = MLPSpec((256, 512, 256))
 KEY_A, KEY_B = "Fake GPU A|sm90|132", "Fake GPU B|sm80|108"
 TORCH = KernelConfig(strategy="torch")
 TRAP = KernelConfig(block_m=64, chunk=32, num_warps=8)  # the fastest time, but wrong
+PERSIST_BEST = KernelConfig(strategy="persist", block_m=32, block_n=128, num_warps=8, num_stages=3)
+
+# The searched table: rowblock (where the landscape's failures are) and persist, the heuristic
+# default's strategy. Each has a searched field of its own (chunk, block_n) and one-valued
+# fields (num_stages; block_k) that are no Optuna parameters.
+TABLE = {
+    "rowblock": {
+        "block_m": (16, 32, 64, 128),
+        "chunk": (32, 64, 128),
+        "num_warps": (2, 4, 8),
+        "num_stages": (1,),
+    },
+    "persist": {
+        "block_m": (32, 64, 128),
+        "block_n": (64, 128),
+        "block_k": (64,),
+        "num_warps": (4, 8),
+        "num_stages": (3,),
+    },
+    "torch": {},
+}
+PRODUCTION = {s: dict(d) for s, d in space.DOMAINS.items()}  # read before any test pins TABLE
+
+
+def use_table() -> None:
+    """Pin TABLE in this process: for spawned processes, which import the production table."""
+    space.DOMAINS.clear()
+    space.DOMAINS.update(TABLE)
+
+
+@pytest.fixture(autouse=True)
+def fixed_table(pin_domains):
+    pin_domains(TABLE)
+
+
+@pytest.fixture
+def production_table(pin_domains):
+    """For the tests that check the production table itself (after fixed_table)."""
+    pin_domains(PRODUCTION)
 
 
 def landscape(bucket: int, c: KernelConfig) -> Measurement:
-    """Smooth in log2 of each field, best at block_m 32 / chunk 64 / 8 warps, with failures."""
+    """Smooth in log2 of each field with failures: rowblock best at block_m 32 / chunk 64 /
+    8 warps (10 us), persist better, best at block_m 32 / block_n 128 / 8 warps (9 us), away
+    from the heuristic default in every bucket. Small buckets are host-bound (12 us)."""
     small = bucket <= 1024
+    scale = max(1.0, bucket / 1024)
     if c.strategy == "torch":
-        us = 20.0 * max(1.0, bucket / 1024)
+        us = 20.0 * scale
         return Measurement("ok", us=us, host_us=60.0 if small else None, err=0.0)
+    if c.strategy == "persist":
+        d = (
+            0.3 * abs(math.log2(c.block_m / 32))
+            + 0.2 * abs(math.log2(c.block_n / 128))
+            + 0.15 * abs(math.log2(c.num_warps / 8))
+        )
+        us = 9.0 * (1 + d) * scale
+        return Measurement("ok", us=us, host_us=12.0 if small else None, err=1e-3)
     if c == TRAP:
         return Measurement("wrong", "rel err 3.1e-01 > 0.01 at M=77", us=0.5, err=0.31)
     if (c.block_m, c.chunk, c.num_warps) == (32, 128, 4):
@@ -62,7 +116,7 @@ def landscape(bucket: int, c: KernelConfig) -> Measurement:
         + 0.2 * abs(math.log2(c.chunk / 64))
         + 0.15 * abs(math.log2(c.num_warps / 8))
     )
-    us = 10.0 * (1 + d) * max(1.0, bucket / 1024)
+    us = 10.0 * (1 + d) * scale
     return Measurement("ok", us=us, host_us=12.0 if small else None, err=1e-3)
 
 
@@ -124,6 +178,9 @@ def test_brute_force_finds_the_optimum_and_never_selects_a_failure():
             assert (t["state"] == "complete") == (t["verdict"] == "ok")
             assert t["verdict"] == "ok" or t["reason"]
     assert len(rec.calls) == len(set(rec.calls))  # nothing measured twice
+    # the strategy is searched like the tile sizes: rowblock wins one row, persist the rest
+    assert results[1].winner[0].strategy == "rowblock"
+    assert results[64].winner[0] == results[4096].winner[0] == PERSIST_BEST
     assert {v for r in results.values() for v in (t["verdict"] for t in r.trials)} == {
         "ok",
         "wrong",
@@ -136,10 +193,11 @@ def test_brute_force_finds_the_optimum_and_never_selects_a_failure():
 def test_a_30_percent_budget_stays_within_budget_and_gets_within_3_percent():
     rec = Recorder()
     buckets = (64, 256, 1024, 4096, 16384)
-    results = search(job(buckets, trials=7), [rec], memory(), quiet())
+    assert all(9 <= 0.3 * len(search_space(SPEC, b).candidates) for b in buckets)
+    results = search(job(buckets, trials=9), [rec], memory(), quiet())
     for b, r in results.items():
-        assert r.plan.sampler_name == "local+tpe" and r.measured == 7
-        assert sum(1 for bb, _ in rec.calls if bb == b) == 7
+        assert r.plan.sampler_name == "local+tpe" and r.measured == 9
+        assert sum(1 for bb, _ in rec.calls if bb == b) == 9
         config, m = r.winner
         assert m.ok and config != TRAP
         assert m.score <= 1.03 * optimum(b)[1].score
@@ -226,6 +284,48 @@ def test_encoding_orders_tile_sizes_and_round_trips():
     }  # num_stages has one value: not a parameter
     assert enc.config(enc.params(best)) == best
     assert enc.params(TORCH) == {"strategy": "torch"} and enc.config({"strategy": "torch"}) == TORCH
+    # persist's own fields; at bucket 64 its domain also holds the heuristic default's values
+    assert heuristic_config(SPEC, 64).block_n == 32
+    assert enc.params(PERSIST_BEST) == {
+        "strategy": "persist",
+        "persist.block_m": 0,
+        "persist.block_n": 2,
+        "persist.num_warps": 1,
+    }  # block_k and num_stages have one value each: no parameters
+    assert enc.config(enc.params(PERSIST_BEST)) == PERSIST_BEST
+    near = enc.neighbours(PERSIST_BEST)
+    assert {c.strategy for c in near} == {"persist"} and len(near) == 3  # at the edges
+    assert KernelConfig("persist", block_m=32, block_n=64, num_warps=8, num_stages=3) in near
+
+
+def round_trips(spec: MLPSpec) -> int:
+    """Every candidate of every default bucket: config -> parameters -> the same config, and
+    the sampler's suggestion from those parameters is that config too."""
+    n = 0
+    for b in DEFAULT_BUCKETS:
+        space_ = search_space(spec, b)
+        enc = Encoding(space_.domains())
+        for c in space_.candidates:
+            params = enc.params(c)
+            assert enc.config(params) == c
+            assert enc.suggest(optuna.trial.FixedTrial(params)) == c
+            assert all(x.strategy == c.strategy and x != c for x in enc.neighbours(c))
+            n += 1
+    return n
+
+
+def test_encoding_round_trips_every_candidate_of_the_table():
+    assert round_trips(SPEC) > 0
+
+
+def test_encoding_round_trips_every_field_of_the_production_table(production_table):
+    """Every strategy of the production table and every KernelConfig field it searches."""
+    strategies = set()
+    for widths in [(256, 512, 256), (3, 5, 2), (784, 1024, 1024, 10), (2048, 16)]:
+        spec = MLPSpec(widths)
+        assert round_trips(spec) > 0
+        strategies |= {c.strategy for b in (64, 4096) for c in search_space(spec, b).candidates}
+    assert strategies == set(space.DOMAINS)
 
 
 def test_resume_after_an_interruption_repeats_no_finished_trial(tmp_path):
@@ -248,6 +348,7 @@ def test_resume_after_an_interruption_repeats_no_finished_trial(tmp_path):
 
 def killed_search(url):
     """Run in a spawned process: tune until the 4th measurement, then die without cleanup."""
+    use_table()
     calls = []
 
     def measure(bucket, config):
@@ -298,9 +399,9 @@ def test_two_workers_share_one_study_and_measure_nothing_twice(tmp_path):
 
 def fake_worker_measure(spec, bucket, config, workdir, seed):
     """Runs in the measuring worker process: one candidate hangs, one kills the process."""
-    if (config.chunk, config.num_warps) == (32, 2):
+    if (config.strategy, config.chunk, config.num_warps) == ("rowblock", 32, 2):
         time.sleep(60)
-    if (config.chunk, config.num_warps) == (64, 2):
+    if (config.strategy, config.chunk, config.num_warps) == ("rowblock", 64, 2):
         os._exit(11)
     return landscape(bucket, config)
 
@@ -336,14 +437,14 @@ def test_pick_winner_breaks_host_bound_ties_by_gpu_time():
 def test_tune_writes_winners_provenance_and_trial_log_and_merges_gpus(tmp_path):
     path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
     summary = tune(path, job((1, 64, 4096)), [Recorder()], memory(), progress=quiet())
-    assert json.loads(json.dumps(summary))["buckets"]["64"]["winner"]["us"] == 10.0
+    assert json.loads(json.dumps(summary))["buckets"]["64"]["winner"]["us"] == 9.0
     tune(path, job((1, 64), key=KEY_B), [Recorder()], memory(), progress=quiet())
     _, tuned, prov = read_module(path)
     assert set(tuned) == {"default", KEY_A, KEY_B}
     assert sorted(tuned[KEY_A]) == [1, 64, 4096] and sorted(tuned[KEY_B]) == [1, 64]
     cell = tuned[KEY_A][64]
-    assert KernelConfig.from_dict(cell) == optimum(64)[0]
-    assert cell["us"] == 10.0 and cell["host_us"] == 12.0
+    assert KernelConfig.from_dict(cell) == optimum(64)[0] == PERSIST_BEST
+    assert cell["us"] == 9.0 and cell["host_us"] == 12.0
     assert cell["eager_us"] == 20.0 and cell["eager_host_us"] == 60.0
     assert "host_us" not in tuned[KEY_A][4096]
     for key in ("torch", "triton", "mlpgen", "seed", "trials", "tuning_seconds", "date"):
@@ -388,6 +489,7 @@ def test_a_bucket_where_everything_fails_keeps_its_old_entry(tmp_path):
 
 def write_in_a_loop(path, key):
     """Run in a spawned process: tune twice for `key` into the shared module."""
+    use_table()
     for _ in range(2):
         tune(path, job((1, 64), key=key, trials=3), [landscape], memory(), progress=quiet())
 
@@ -453,9 +555,10 @@ def test_options_from_the_command_line():
 
 
 @pytest.mark.interpret
-def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch):
+def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
     """tune_module end to end with a pretend GPU: compile workers and measuring workers run
-    the real kernels through Triton's interpreter (they inherit TRITON_INTERPRET=1)."""
+    the real kernels of the production table through Triton's interpreter (they inherit
+    TRITON_INTERPRET=1)."""
     import torch
 
     props = SimpleNamespace(
