@@ -245,21 +245,41 @@ def cmd_show(argv: list[str]) -> int:
         prov = provenance.get(key, {})
         extra = ", ".join(f"{k} {v}" for k, v in sorted(prov.items()) if k in ("date", "trials"))
         print(f"\n[{key}]" + (f"  ({extra})" if extra else ""))
-        print(
-            f"  {'bucket':>7}  {'strategy':<9} {'block_m':>7} {'chunk':>5} {'warps':>5} "
-            f"{'stages':>6} {'gpu_us':>8} {'eager_us':>8}"
-        )
+        print(show_header())
         for bucket, cell in sorted(tuned[key].items()):
-
-            def num(name, cell=cell):
-                v = cell.get(name)
-                return f"{v:8.2f}" if isinstance(v, (int, float)) else f"{'-':>8}"
-
-            print(
-                f"  {bucket:>7}  {cell['strategy']:<9} {cell['block_m']:>7} {cell['chunk']:>5} "
-                f"{cell['num_warps']:>5} {cell['num_stages']:>6} {num('us')} {num('eager_us')}"
-            )
+            print(show_row(bucket, cell))
+    print(
+        "\nµs: GPU time (CUDA-graph replay) and per-call host time of the winner and of eager "
+        "torch;\nspeedup: eager's cost over the winner's, each the larger of its two times."
+    )
     return 0
+
+
+def show_header() -> str:
+    return (
+        f"  {'bucket':>7}  {'kernel':<24} {'warps':>5} {'stages':>6} {'gpu':>8} {'host':>8} "
+        f"{'eager':>8} {'eager_host':>10} {'speedup':>7}"
+    )
+
+
+def show_row(bucket: int, cell: dict) -> str:
+    """One bucket of `mlpgen show`: the winning kernel, its times and eager's."""
+
+    def num(name, width=8):
+        v = cell.get(name)
+        return f"{v:{width}.2f}" if isinstance(v, (int, float)) else f"{'-':>{width}}"
+
+    def cost(us, host):
+        values = [v for v in (cell.get(us), cell.get(host)) if isinstance(v, (int, float))]
+        return max(values) if values else None
+
+    ours, eager = cost("us", "host_us"), cost("eager_us", "eager_host_us")
+    speedup = f"{eager / ours:6.2f}x" if ours and eager else f"{'-':>7}"
+    kernel = cell.get("kernel") or "torch (unfused)"
+    return (
+        f"  {bucket:>7}  {kernel:<24} {cell['num_warps']:>5} {cell['num_stages']:>6} "
+        f"{num('us')} {num('host_us')} {num('eager_us')} {num('eager_host_us', 10)} {speedup}"
+    )
 
 
 def output_file(text: str | None, flag: str) -> Path | None:
@@ -418,6 +438,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, SpecError) as e:
         print(f"mlpgen: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `mlpgen show ... | head`: the reader left, nothing is wrong
+        sys.stderr = open(os.devnull, "w")  # silence the failed flush at exit
+        return 0
 
 
 if __name__ == "__main__":

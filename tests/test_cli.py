@@ -101,7 +101,7 @@ def test_show_and_no_tune(tmp_path, capsys):
     capsys.readouterr()
     assert main(["show", str(path)]) == 0
     shown = capsys.readouterr().out
-    assert "mlp_16x32x8_relu_fp16" in shown and "[default]" in shown and "persist" in shown
+    assert "mlp_16x32x8_relu_fp16" in shown and "[default]" in shown and "_k_rowblock_m16_c64" in shown
     assert main(["show", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["spec"]["widths"] == [16, 32, 8]
 
