@@ -243,21 +243,30 @@ def search_space(spec: MLPSpec, bucket: int, max_shared: int = MAX_SHARED) -> Se
 
 
 def heuristic_config(spec: MLPSpec, m: int) -> KernelConfig:
-    """A config without search, from the H200 probe (BENCHMARKS.md): the persistent grid won
-    at every batch size there, with tiles that grow with the batch. Large tiles fall back to
-    smaller ones where a GPU's shared memory (the portable MAX_SHARED) would not hold them."""
-    widest = max(32, next_pow2(max(spec.widths[1:])))
-    if m <= 16:
-        tiles = [(16, 32, 4)]
-    elif m <= 256:
-        tiles = [(32, 32, 4)]
-    elif m <= 4096:
-        tiles = [(64, 64, 4)]
+    """A config without search, for GPUs the module was not tuned on. The choices are the H200
+    winners of BENCHMARKS.md: narrow MLPs (every width <= 128) run rowblock at every batch;
+    wider ones up to 512 run rowblock at small batches and the torch path from 4096 rows (the
+    fused kernels lost there); wider still, persist at small batches. A tile that does not fit
+    (the portable MAX_SHARED, the register estimate) falls back to smaller ones."""
+    widest = max(spec.widths)
+    if widest <= 128:
+        tiles = [("rowblock", 16 if m <= 256 else 64, 8)]
+    elif m > 2048:
+        return KernelConfig(strategy="torch")
+    elif widest <= 512:
+        tiles = [("rowblock", 16, 8)]
     else:
-        tiles = [(128, 256, 8), (128, 128, 8), (64, 64, 4)]
-    for block_m, block_n, warps in tiles:
+        tiles = [("persist", 16 if m <= 16 else 32 if m <= 256 else 64, 4)]
+    tiles += [("persist", 16, 4)]
+    for strategy, block_m, warps in tiles:
+        chunk = 128 if strategy == "rowblock" and widest > 128 else 64
         cfg = KernelConfig(
-            "persist", block_m=block_m, block_n=min(block_n, widest), num_warps=warps, num_stages=3
+            strategy,
+            block_m=block_m,
+            chunk=chunk,
+            block_n=32,
+            num_warps=warps,
+            num_stages=1 if strategy == "rowblock" else 3,
         )
         if infeasible_reason(spec, cfg) is None:
             return cfg

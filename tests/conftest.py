@@ -61,3 +61,38 @@ def pin_domains():
     yield pin
     space.DOMAINS.clear()
     space.DOMAINS.update(saved)
+
+
+def heuristic_holders() -> list:
+    """The mlpgen modules that hold heuristic_config: space and every module that imported it
+    by name (tune, emit, cli, ...), so that a pinned heuristic is the one all of them call."""
+    import importlib
+
+    from mlpgen import space
+
+    for name in ("mlpgen.tune", "mlpgen.emit", "mlpgen.cli"):
+        importlib.import_module(name)
+    original = space.heuristic_config
+    return [
+        m
+        for n, m in sorted(sys.modules.items())
+        if (n == "mlpgen" or n.startswith("mlpgen."))
+        and getattr(m, "heuristic_config", None) is original
+    ]
+
+
+@pytest.fixture
+def pin_heuristic(monkeypatch):
+    """Pin the heuristic default for one test: `pin_heuristic(config)` (every spec and bucket)
+    or `pin_heuristic(fn)` with fn(spec, m) -> KernelConfig. Tests of the tuner's logic use
+    this with pin_domains, so that a change of the production heuristic (which strategy wins
+    where on the H200) changes none of what they check."""
+    holders = heuristic_holders()
+
+    def pin(default):
+        fn = default if callable(default) else (lambda spec, m: default)
+        for module in holders:
+            monkeypatch.setattr(module, "heuristic_config", fn)
+        return fn
+
+    return pin

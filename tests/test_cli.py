@@ -11,6 +11,7 @@ import torch
 
 from mlpgen.cli import main
 from mlpgen.selfcheck import load_module
+from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
 
 
@@ -101,7 +102,8 @@ def test_show_and_no_tune(tmp_path, capsys):
     capsys.readouterr()
     assert main(["show", str(path)]) == 0
     shown = capsys.readouterr().out
-    assert "mlp_16x32x8_relu_fp16" in shown and "[default]" in shown and "_k_rowblock_m16_c64" in shown
+    assert "mlp_16x32x8_relu_fp16" in shown and "[default]" in shown
+    assert "_k_rowblock_m16_c64" in shown
     assert main(["show", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["spec"]["widths"] == [16, 32, 8]
 
@@ -113,14 +115,24 @@ def test_refuses_to_overwrite_a_foreign_file(tmp_path, capsys):
     assert path.read_text() == "print('mine')\n"
 
 
-def test_wide_spec_defaults_to_the_persistent_kernel(tmp_path, capsys):
-    """A width over the rowblock kernel's limit is still fused: the persistent kernel stages
-    hidden activations through global memory. The module runs correctly on the CPU."""
+def test_wide_spec_defaults_to_the_persistent_kernel_then_torch(tmp_path, capsys):
+    """A width over the rowblock kernel's limit is still fused at small batches: the persistent
+    kernel stages hidden activations through global memory. Above 2048 rows the default is the
+    torch path (the fused kernels lost to it on the H200). The module runs correctly on the
+    CPU through both."""
     assert main(["--widths", "2048,16", "--out", str(tmp_path), "--no-tune", "--json"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["fused"] is True and "torch path" not in err
     mod = load_module(tmp_path / "mlp_2048x16_gelu_fp16.py")
-    assert {cell["strategy"] for cell in mod.TUNED["default"].values()} == {"persist"}
-    assert all(cell["kernel"] in mod.KERNELS for cell in mod.TUNED["default"].values())
-    x, weights, biases = random_problem(mod_spec(mod), 4)
-    torch.testing.assert_close(mod.mlp(x, weights, biases), mod.reference(x, weights, biases))
+    default = mod.TUNED["default"]
+    assert {b: cell["strategy"] for b, cell in default.items()} == {
+        b: "persist" if b <= 2048 else "torch" for b in DEFAULT_BUCKETS
+    }
+    assert all(
+        cell["kernel"] in mod.KERNELS for cell in default.values() if cell["strategy"] != "torch"
+    )
+    assert mod.config_for(4, "default")["strategy"] == "persist"
+    assert mod.config_for(3000, "default")["strategy"] == "torch"
+    for rows in (4, 3000):
+        x, weights, biases = random_problem(mod_spec(mod), rows)
+        torch.testing.assert_close(mod.mlp(x, weights, biases), mod.reference(x, weights, biases))

@@ -66,21 +66,57 @@ def test_format_literal_is_sorted_and_evaluates():
     assert text.index("'a'") < text.index("'b'") and text.index("1:") < text.index("16:")
 
 
+def expected_strategy(spec: MLPSpec, m: int) -> str:
+    """The H200 winners (BENCHMARKS.md) the heuristic encodes: narrow MLPs (every width, the
+    input's too, <= 128) run rowblock at every batch; up to 512, rowblock to 2048 rows and the
+    torch path above; wider, persist to 2048 rows and torch above."""
+    widest = max(spec.widths)
+    if widest <= 128:
+        return "rowblock"
+    if m > 2048:
+        return "torch"
+    return "rowblock" if widest <= 512 else "persist"
+
+
 def test_heuristic_is_feasible_for_every_spec_and_bucket():
-    """The default is the persistent kernel (the H200 probe's winner at every batch size):
-    feasible for every spec, wide ones too (it stages activations through global memory),
-    with tiles that grow with the batch and fall back where shared memory is short."""
-    specs = [(256, 512, 256), (784, 1024, 1024, 10), (3, 5, 2), (1024, 4096, 1024), (2048, 16)]
+    """The default is the H200 winner's strategy for the spec's widths and the batch, and a
+    fused one is feasible for every spec and dtype, wide ones too (persist stages activations
+    through global memory), never dominated, with row tiles that grow with the batch."""
+    specs = [
+        (256, 512, 256),
+        (784, 1024, 1024, 10),
+        (3, 5, 2),
+        (1024, 4096, 1024),
+        (2048, 16),
+        (128, 128, 128),  # the edges of the width classes
+        (129, 16),
+        (512, 512),
+        (513, 8),
+        (64, 64, 64, 64, 64, 3),
+    ]
+    seen = set()
     for widths in specs:
-        for dtype in ("fp16", "fp32"):
+        for dtype in ("fp16", "bf16", "fp32"):
             spec = MLPSpec(widths, dtype=dtype)
-            for m in DEFAULT_BUCKETS:
+            for m in DEFAULT_BUCKETS + (2048, 2049):
                 cfg = heuristic_config(spec, m)
-                assert cfg.strategy == "persist", (spec.name, m)
-                assert infeasible_reason(spec, cfg) is None
-                assert dominated_reason(spec, cfg, m) is None
-    small, large = (heuristic_config(MLPSpec((256, 512, 256)), m) for m in (1, 262144))
-    assert small.block_m < large.block_m and small.block_n < large.block_n
+                assert cfg.strategy == expected_strategy(spec, m), (spec.name, m, cfg)
+                assert infeasible_reason(spec, cfg) is None, (spec.name, m, cfg)
+                assert dominated_reason(spec, cfg, m) is None, (spec.name, m, cfg)
+                if cfg.strategy == "torch":
+                    assert cfg == KernelConfig(strategy="torch")  # the one torch candidate
+                seen.add((max(widths) <= 128, max(widths) <= 512, cfg.strategy))
+    # every class of widths meets the strategies the rules give it
+    assert seen == {
+        (True, True, "rowblock"),
+        (False, True, "rowblock"),
+        (False, True, "torch"),
+        (False, False, "persist"),
+        (False, False, "torch"),
+    }
+    for widths in [(64, 64, 64), (2048, 16)]:  # row tiles grow with the batch
+        small, large = (heuristic_config(MLPSpec(widths), m) for m in (1, 2048))
+        assert small.strategy == large.strategy != "torch" and small.block_m < large.block_m
 
 
 def test_stream_is_two_layers_only():

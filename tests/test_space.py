@@ -77,8 +77,9 @@ def test_headline_space_sizes():
     assert one.dropped_counts() == {"dominated": 45, "registers": 6, "shared memory": 7}
 
 
-def test_domains_feed_the_sampler(pin_domains):
+def test_domains_feed_the_sampler(pin_domains, pin_heuristic):
     pin_domains(TABLE)
+    pin_heuristic(KernelConfig(block_m=16, chunk=64, num_warps=4))  # a TABLE point
     doms = search_space(HEADLINE, 64).domains()
     assert doms["torch"] == {}
     assert doms["rowblock"]["block_m"] == (16, 32, 64)  # 128-row tiles: over the bucket
@@ -87,11 +88,21 @@ def test_domains_feed_the_sampler(pin_domains):
     for strategy in TABLE:
         assert list(doms[strategy]) == list(TABLE[strategy])  # the table's field order
     # the heuristic default is a candidate even outside the table: the sampler can draw it
-    default = heuristic_config(HEADLINE, 16384)
-    assert default not in configs_of(default.strategy)
-    doms = search_space(HEADLINE, 16384).domains()
-    for name, values in doms[default.strategy].items():
-        assert getattr(default, name) in values
+    # (block_n 128 and 8 warps are no TABLE values for persist)
+    outside = KernelConfig("persist", block_m=64, block_n=128, num_warps=8, num_stages=3)
+    pin_heuristic(outside)
+    assert outside not in configs_of("persist") and infeasible_reason(HEADLINE, outside) is None
+    s = search_space(HEADLINE, 16384)
+    assert outside in s and s.candidates.count(outside) == 1
+    doms = s.domains()
+    assert doms["persist"]["block_n"] == (32, 64, 128) and doms["persist"]["num_warps"] == (4, 8)
+    for name, values in doms["persist"].items():
+        assert getattr(outside, name) in values
+    # ... and an infeasible default is not: it stays out of the space
+    bad = KernelConfig("persist", block_m=128, block_n=256, num_warps=4, num_stages=3)
+    pin_heuristic(bad)
+    t = search_space(HEADLINE, 16384)
+    assert bad not in t and set(t.candidates) == set(s.candidates) - {outside}
 
 
 def test_wide_specs_drop_rowblock_and_search_persist_and_torch():

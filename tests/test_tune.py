@@ -3,8 +3,9 @@ budget, never selects a failed or wrong candidate, measures the default first, r
 interrupted study without repeating trials, shares studies between workers, and writes
 winners and trial logs that merge per GPU.
 
-The tests search a fixed table (TABLE, pinned for every test) rather than the production
-domains, so that tuning those changes none of what is checked here."""
+The tests search a fixed table (TABLE, pinned for every test) from a fixed heuristic default
+(DEFAULT, pinned too) rather than the production domains and heuristic, so that tuning those
+changes none of what is checked here."""
 
 import io
 import json
@@ -23,7 +24,7 @@ from mlpgen.cli import generate_parser
 from mlpgen.emit import entry, read_module, write_module
 from mlpgen.measure import Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
-from mlpgen.space import DEFAULT_BUCKETS, heuristic_config, search_space
+from mlpgen.space import DEFAULT_BUCKETS, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.tune import (
     Encoding,
@@ -44,8 +45,11 @@ KEY_A, KEY_B = "Fake GPU A|sm90|132", "Fake GPU B|sm80|108"
 TORCH = KernelConfig(strategy="torch")
 TRAP = KernelConfig(block_m=64, chunk=32, num_warps=8)  # the fastest time, but wrong
 PERSIST_BEST = KernelConfig(strategy="persist", block_m=32, block_n=128, num_warps=8, num_stages=3)
+# The pinned heuristic default of every bucket: a table point of the strategy that wins, one
+# step away from PERSIST_BEST in each of its three searched fields.
+DEFAULT = KernelConfig(strategy="persist", block_m=64, block_n=64, num_warps=4, num_stages=3)
 
-# The searched table: rowblock (where the landscape's failures are) and persist, the heuristic
+# The searched table: rowblock (where the landscape's failures are) and persist, the pinned
 # default's strategy. Each has a searched field of its own (chunk, block_n) and one-valued
 # fields (num_stages; block_k) that are no Optuna parameters.
 TABLE = {
@@ -65,29 +69,37 @@ TABLE = {
     "torch": {},
 }
 PRODUCTION = {s: dict(d) for s, d in space.DOMAINS.items()}  # read before any test pins TABLE
+PRODUCTION_HEURISTIC = space.heuristic_config  # likewise, before any test pins DEFAULT
 
 
 def use_table() -> None:
-    """Pin TABLE in this process: for spawned processes, which import the production table."""
+    """Pin TABLE and DEFAULT in this process: for spawned processes, which import the
+    production table and heuristic."""
+    from conftest import heuristic_holders
+
     space.DOMAINS.clear()
     space.DOMAINS.update(TABLE)
+    for module in heuristic_holders():
+        module.heuristic_config = lambda spec, m: DEFAULT
 
 
 @pytest.fixture(autouse=True)
-def fixed_table(pin_domains):
+def fixed_table(pin_domains, pin_heuristic):
     pin_domains(TABLE)
+    pin_heuristic(DEFAULT)
 
 
 @pytest.fixture
-def production_table(pin_domains):
-    """For the tests that check the production table itself (after fixed_table)."""
+def production_table(pin_domains, pin_heuristic):
+    """For the tests that check the production table and heuristic (after fixed_table)."""
     pin_domains(PRODUCTION)
+    pin_heuristic(PRODUCTION_HEURISTIC)
 
 
 def landscape(bucket: int, c: KernelConfig) -> Measurement:
     """Smooth in log2 of each field with failures: rowblock best at block_m 32 / chunk 64 /
     8 warps (10 us), persist better, best at block_m 32 / block_n 128 / 8 warps (9 us), away
-    from the heuristic default in every bucket. Small buckets are host-bound (12 us)."""
+    from the pinned default (DEFAULT). Small buckets are host-bound (12 us)."""
     small = bucket <= 1024
     scale = max(1.0, bucket / 1024)
     if c.strategy == "torch":
@@ -192,7 +204,7 @@ def test_brute_force_finds_the_optimum_and_never_selects_a_failure():
 
 def test_a_30_percent_budget_stays_within_budget_and_gets_within_3_percent():
     rec = Recorder()
-    buckets = (64, 256, 1024, 4096, 16384)
+    buckets = (256, 1024, 4096, 16384)  # 35 candidates each: 9 trials are a 26% budget
     assert all(9 <= 0.3 * len(search_space(SPEC, b).candidates) for b in buckets)
     results = search(job(buckets, trials=9), [rec], memory(), quiet())
     for b, r in results.items():
@@ -201,7 +213,7 @@ def test_a_30_percent_budget_stays_within_budget_and_gets_within_3_percent():
         config, m = r.winner
         assert m.ok and config != TRAP
         assert m.score <= 1.03 * optimum(b)[1].score
-        assert first_measured(r, 2) == [heuristic_config(SPEC, b), TORCH]
+        assert first_measured(r, 2) == [DEFAULT, TORCH]
 
 
 def test_tpe_alone_respects_the_budget(monkeypatch):
@@ -217,10 +229,32 @@ def test_default_and_previous_winner_are_measured_first():
     best = optimum(4096)[0]
     previous = {4096: entry(best, us=9.0), 64: entry(TORCH)}
     results = search(job((4096, 16), trials=5, previous=previous), [Recorder()], memory(), quiet())
-    assert first_measured(results[4096], 3) == [heuristic_config(SPEC, 4096), best, TORCH]
+    assert best != DEFAULT
+    assert first_measured(results[4096], 3) == [DEFAULT, best, TORCH]
     assert results[4096].winner[0] == best
     # a bucket new to this GPU starts from the nearest previous bucket's winner (64 -> 16)
-    assert first_measured(results[16], 2) == [heuristic_config(SPEC, 16), TORCH]
+    assert first_measured(results[16], 2) == [DEFAULT, TORCH]
+
+
+def test_a_torch_default_is_the_torch_candidate_measured_once(pin_heuristic):
+    """Where the heuristic falls back to the torch path (wide MLPs at large batches), the
+    default and the torch path are one candidate: measured first, once, and the search goes on
+    from it, sampled or brute force, with a previous winner that is torch too."""
+    pin_heuristic(TORCH)
+    for options in ({"trials": 5}, {"exhaustive": True}):
+        rec = Recorder()
+        previous = {4096: entry(TORCH)}
+        results = search(
+            job((1, 4096, 16384), previous=previous, **options), [rec], memory(), quiet()
+        )
+        assert len(rec.calls) == len(set(rec.calls))  # nothing measured twice
+        for b, r in results.items():
+            assert r.plan.first == [TORCH]
+            assert first_measured(r, 1) == [TORCH]
+            assert [c for bb, c in rec.calls if bb == b].count(TORCH) == 1
+            assert r.measured == (len(r.plan.space.candidates) if r.plan.brute else 5)
+            assert r.eager == landscape(b, TORCH)
+            assert r.winner[0] != TORCH and r.winner[1].score < r.eager.score
 
 
 def test_objective_with_fixed_trials():
@@ -284,12 +318,12 @@ def test_encoding_orders_tile_sizes_and_round_trips():
     }  # num_stages has one value: not a parameter
     assert enc.config(enc.params(best)) == best
     assert enc.params(TORCH) == {"strategy": "torch"} and enc.config({"strategy": "torch"}) == TORCH
-    # persist's own fields; at bucket 64 its domain also holds the heuristic default's values
-    assert heuristic_config(SPEC, 64).block_n == 32
+    # persist's own fields; at bucket 64 its 128-row tiles are dominated
+    assert enc.domains["persist"]["block_m"] == (32, 64)
     assert enc.params(PERSIST_BEST) == {
         "strategy": "persist",
         "persist.block_m": 0,
-        "persist.block_n": 2,
+        "persist.block_n": 1,
         "persist.num_warps": 1,
     }  # block_k and num_stages have one value each: no parameters
     assert enc.config(enc.params(PERSIST_BEST)) == PERSIST_BEST
@@ -378,9 +412,7 @@ def test_timeout_measures_every_bucket_before_searching_deeper():
     results = search(job((64, 4096, 16384), timeout=1.0), [rec], memory(), quiet())
     assert time.perf_counter() - t0 < 5
     assert all(r.measured >= 1 for r in results.values())
-    assert all(
-        r.trials[0]["config"] == heuristic_config(SPEC, b).to_dict() for b, r in results.items()
-    )
+    assert all(r.trials[0]["config"] == DEFAULT.to_dict() for r in results.values())
     assert sum(r.measured for r in results.values()) < sum(
         len(search_space(SPEC, b).candidates) for b in results
     )
