@@ -165,8 +165,8 @@ def cmd_generate(argv: list[str]) -> int:
         read_module(path)  # refuse to overwrite something that is not one of ours
     ensure_package(out)
     write_module(path, spec, buckets=args.batches)
-    # fused: some bucket's default config is a kernel (the heuristic falls back to the torch
-    # path only where no kernel of it fits)
+    # fused: some bucket's default config is a kernel (the heuristic picks the torch path for
+    # large batches of wide MLPs, and wherever no kernel fits)
     fused = any(heuristic_config(spec, b).strategy != "torch" for b in args.batches)
     summary = {
         "module": str(path),

@@ -40,11 +40,11 @@ TUNED = {
         262144: {'block_k': 64, 'block_m': 64, 'block_n': 32, 'chunk': 64, 'eager_us': 171.451, 'kernel': '_k_rowblock_m64_c64', 'num_stages': 1, 'num_warps': 4, 'strategy': 'rowblock', 'us': 72.071},
     },
     'default': {
-        1: {'block_k': 64, 'block_m': 16, 'block_n': 32, 'chunk': 64, 'kernel': '_k_persist_m16_n32_k64', 'num_stages': 3, 'num_warps': 4, 'strategy': 'persist'},
-        64: {'block_k': 64, 'block_m': 32, 'block_n': 32, 'chunk': 64, 'kernel': '_k_persist_m32_n32_k64', 'num_stages': 3, 'num_warps': 4, 'strategy': 'persist'},
-        1024: {'block_k': 64, 'block_m': 64, 'block_n': 64, 'chunk': 64, 'kernel': '_k_persist_m64_n64_k64', 'num_stages': 3, 'num_warps': 4, 'strategy': 'persist'},
-        16384: {'block_k': 64, 'block_m': 128, 'block_n': 128, 'chunk': 64, 'kernel': '_k_persist_m128_n128_k64', 'num_stages': 3, 'num_warps': 8, 'strategy': 'persist'},
-        262144: {'block_k': 64, 'block_m': 128, 'block_n': 128, 'chunk': 64, 'kernel': '_k_persist_m128_n128_k64', 'num_stages': 3, 'num_warps': 8, 'strategy': 'persist'},
+        1: {'block_k': 64, 'block_m': 16, 'block_n': 32, 'chunk': 64, 'kernel': '_k_rowblock_m16_c64', 'num_stages': 1, 'num_warps': 8, 'strategy': 'rowblock'},
+        64: {'block_k': 64, 'block_m': 16, 'block_n': 32, 'chunk': 64, 'kernel': '_k_rowblock_m16_c64', 'num_stages': 1, 'num_warps': 8, 'strategy': 'rowblock'},
+        1024: {'block_k': 64, 'block_m': 64, 'block_n': 32, 'chunk': 64, 'kernel': '_k_rowblock_m64_c64', 'num_stages': 1, 'num_warps': 8, 'strategy': 'rowblock'},
+        16384: {'block_k': 64, 'block_m': 64, 'block_n': 32, 'chunk': 64, 'kernel': '_k_rowblock_m64_c64', 'num_stages': 1, 'num_warps': 8, 'strategy': 'rowblock'},
+        262144: {'block_k': 64, 'block_m': 64, 'block_n': 32, 'chunk': 64, 'kernel': '_k_rowblock_m64_c64', 'num_stages': 1, 'num_warps': 8, 'strategy': 'rowblock'},
     },
 }
 
@@ -54,259 +54,90 @@ PROVENANCE = {
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_persist_m128_n128_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
-    # persist: BLOCK_M=128, BLOCK_N=128, BLOCK_K=64
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    m_tiles = tl.cdiv(M, 128)
+def _k_rowblock_m16_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # rowblock: BLOCK_M=16, chunk=64
+    rows = tl.program_id(0).to(tl.int64) * 16 + tl.arange(0, 16)
+    row_ok = rows[:, None] < M
+    cols = 0 + tl.arange(0, 64)
+    h0_0 = tl.load(
+        x_ptr + rows[:, None] * 128 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    cols = 64 + tl.arange(0, 64)
+    h0_1 = tl.load(
+        x_ptr + rows[:, None] * 128 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
     # layer 0: 128 -> 128, silu
-    for t in range(pid, m_tiles * 1, nprog):
-        rows = ((t // 1) * 128 + tl.arange(0, 128)).to(tl.int64)
-        cols = (t % 1) * 128 + tl.arange(0, 128)
-        acc = tl.zeros((128, 128), dtype=tl.float32)
-        for k0 in range(0, 128, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                x_ptr + rows[:, None] * 128 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-            )
-            w = tl.load(
-                w0_ptr + cols[:, None] * 128 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
-        acc = acc * tl.sigmoid(acc)
-        tl.store(
-            h1_ptr + rows[:, None] * 128 + cols[None, :],
-            acc.to(tl.bfloat16),
-            mask=(rows[:, None] < M),
-        )
-    # grid barrier 0: every program's stores of layer 0 are visible
-    tl.debug_barrier()
-    tl.atomic_add(sync_ptr, 1, sem="release")
-    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 1:
-        pass
-    tl.debug_barrier()
-    # past the last barrier: the last program out resets the counters for the next launch
-    if tl.atomic_add(sync_ptr + 1, 1, sem="acq_rel") == nprog - 1:
-        tl.atomic_xchg(sync_ptr, 0)
-        tl.atomic_xchg(sync_ptr + 1, 0)
+    n_idx = 0 + tl.arange(0, 64)
+    acc = tl.zeros((16, 64), dtype=tl.float32)
+    k_idx = 0 + tl.arange(0, 64)
+    w = tl.load(
+        w0_ptr + n_idx[:, None] * 128 + k_idx[None, :],
+    )
+    acc = tl.dot(h0_0, tl.trans(w), acc)
+    k_idx = 64 + tl.arange(0, 64)
+    w = tl.load(
+        w0_ptr + n_idx[:, None] * 128 + k_idx[None, :],
+    )
+    acc = tl.dot(h0_1, tl.trans(w), acc)
+    acc += tl.load(b0_ptr + n_idx).to(tl.float32)[None, :]
+    acc = acc * tl.sigmoid(acc)
+    h1_0 = acc.to(tl.bfloat16)
+    n_idx = 64 + tl.arange(0, 64)
+    acc = tl.zeros((16, 64), dtype=tl.float32)
+    k_idx = 0 + tl.arange(0, 64)
+    w = tl.load(
+        w0_ptr + n_idx[:, None] * 128 + k_idx[None, :],
+    )
+    acc = tl.dot(h0_0, tl.trans(w), acc)
+    k_idx = 64 + tl.arange(0, 64)
+    w = tl.load(
+        w0_ptr + n_idx[:, None] * 128 + k_idx[None, :],
+    )
+    acc = tl.dot(h0_1, tl.trans(w), acc)
+    acc += tl.load(b0_ptr + n_idx).to(tl.float32)[None, :]
+    acc = acc * tl.sigmoid(acc)
+    h1_1 = acc.to(tl.bfloat16)
     # layer 1: 128 -> 128, none
-    for t in range(pid, m_tiles * 1, nprog):
-        rows = ((t // 1) * 128 + tl.arange(0, 128)).to(tl.int64)
-        cols = (t % 1) * 128 + tl.arange(0, 128)
-        acc = tl.zeros((128, 128), dtype=tl.float32)
-        for k0 in range(0, 128, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                h1_ptr + rows[:, None] * 128 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
-            )
-            w = tl.load(
-                w1_ptr + cols[:, None] * 128 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
-        tl.store(
-            y_ptr + rows[:, None] * 128 + cols[None, :],
-            acc.to(tl.bfloat16),
-            mask=(rows[:, None] < M),
-        )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_persist_m16_n32_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
-    # persist: BLOCK_M=16, BLOCK_N=32, BLOCK_K=64
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    m_tiles = tl.cdiv(M, 16)
-    # layer 0: 128 -> 128, silu
-    for t in range(pid, m_tiles * 4, nprog):
-        rows = ((t // 4) * 16 + tl.arange(0, 16)).to(tl.int64)
-        cols = (t % 4) * 32 + tl.arange(0, 32)
-        acc = tl.zeros((16, 32), dtype=tl.float32)
-        for k0 in range(0, 128, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                x_ptr + rows[:, None] * 128 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-            )
-            w = tl.load(
-                w0_ptr + cols[:, None] * 128 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
-        acc = acc * tl.sigmoid(acc)
-        tl.store(
-            h1_ptr + rows[:, None] * 128 + cols[None, :],
-            acc.to(tl.bfloat16),
-            mask=(rows[:, None] < M),
-        )
-    # grid barrier 0: every program's stores of layer 0 are visible
-    tl.debug_barrier()
-    tl.atomic_add(sync_ptr, 1, sem="release")
-    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 1:
-        pass
-    tl.debug_barrier()
-    # past the last barrier: the last program out resets the counters for the next launch
-    if tl.atomic_add(sync_ptr + 1, 1, sem="acq_rel") == nprog - 1:
-        tl.atomic_xchg(sync_ptr, 0)
-        tl.atomic_xchg(sync_ptr + 1, 0)
-    # layer 1: 128 -> 128, none
-    for t in range(pid, m_tiles * 4, nprog):
-        rows = ((t // 4) * 16 + tl.arange(0, 16)).to(tl.int64)
-        cols = (t % 4) * 32 + tl.arange(0, 32)
-        acc = tl.zeros((16, 32), dtype=tl.float32)
-        for k0 in range(0, 128, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                h1_ptr + rows[:, None] * 128 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
-            )
-            w = tl.load(
-                w1_ptr + cols[:, None] * 128 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
-        tl.store(
-            y_ptr + rows[:, None] * 128 + cols[None, :],
-            acc.to(tl.bfloat16),
-            mask=(rows[:, None] < M),
-        )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_persist_m32_n32_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
-    # persist: BLOCK_M=32, BLOCK_N=32, BLOCK_K=64
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    m_tiles = tl.cdiv(M, 32)
-    # layer 0: 128 -> 128, silu
-    for t in range(pid, m_tiles * 4, nprog):
-        rows = ((t // 4) * 32 + tl.arange(0, 32)).to(tl.int64)
-        cols = (t % 4) * 32 + tl.arange(0, 32)
-        acc = tl.zeros((32, 32), dtype=tl.float32)
-        for k0 in range(0, 128, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                x_ptr + rows[:, None] * 128 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-            )
-            w = tl.load(
-                w0_ptr + cols[:, None] * 128 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
-        acc = acc * tl.sigmoid(acc)
-        tl.store(
-            h1_ptr + rows[:, None] * 128 + cols[None, :],
-            acc.to(tl.bfloat16),
-            mask=(rows[:, None] < M),
-        )
-    # grid barrier 0: every program's stores of layer 0 are visible
-    tl.debug_barrier()
-    tl.atomic_add(sync_ptr, 1, sem="release")
-    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 1:
-        pass
-    tl.debug_barrier()
-    # past the last barrier: the last program out resets the counters for the next launch
-    if tl.atomic_add(sync_ptr + 1, 1, sem="acq_rel") == nprog - 1:
-        tl.atomic_xchg(sync_ptr, 0)
-        tl.atomic_xchg(sync_ptr + 1, 0)
-    # layer 1: 128 -> 128, none
-    for t in range(pid, m_tiles * 4, nprog):
-        rows = ((t // 4) * 32 + tl.arange(0, 32)).to(tl.int64)
-        cols = (t % 4) * 32 + tl.arange(0, 32)
-        acc = tl.zeros((32, 32), dtype=tl.float32)
-        for k0 in range(0, 128, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                h1_ptr + rows[:, None] * 128 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
-            )
-            w = tl.load(
-                w1_ptr + cols[:, None] * 128 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
-        tl.store(
-            y_ptr + rows[:, None] * 128 + cols[None, :],
-            acc.to(tl.bfloat16),
-            mask=(rows[:, None] < M),
-        )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_persist_m64_n64_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
-    # persist: BLOCK_M=64, BLOCK_N=64, BLOCK_K=64
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    m_tiles = tl.cdiv(M, 64)
-    # layer 0: 128 -> 128, silu
-    for t in range(pid, m_tiles * 2, nprog):
-        rows = ((t // 2) * 64 + tl.arange(0, 64)).to(tl.int64)
-        cols = (t % 2) * 64 + tl.arange(0, 64)
-        acc = tl.zeros((64, 64), dtype=tl.float32)
-        for k0 in range(0, 128, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                x_ptr + rows[:, None] * 128 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-            )
-            w = tl.load(
-                w0_ptr + cols[:, None] * 128 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
-        acc = acc * tl.sigmoid(acc)
-        tl.store(
-            h1_ptr + rows[:, None] * 128 + cols[None, :],
-            acc.to(tl.bfloat16),
-            mask=(rows[:, None] < M),
-        )
-    # grid barrier 0: every program's stores of layer 0 are visible
-    tl.debug_barrier()
-    tl.atomic_add(sync_ptr, 1, sem="release")
-    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 1:
-        pass
-    tl.debug_barrier()
-    # past the last barrier: the last program out resets the counters for the next launch
-    if tl.atomic_add(sync_ptr + 1, 1, sem="acq_rel") == nprog - 1:
-        tl.atomic_xchg(sync_ptr, 0)
-        tl.atomic_xchg(sync_ptr + 1, 0)
-    # layer 1: 128 -> 128, none
-    for t in range(pid, m_tiles * 2, nprog):
-        rows = ((t // 2) * 64 + tl.arange(0, 64)).to(tl.int64)
-        cols = (t % 2) * 64 + tl.arange(0, 64)
-        acc = tl.zeros((64, 64), dtype=tl.float32)
-        for k0 in range(0, 128, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                h1_ptr + rows[:, None] * 128 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
-            )
-            w = tl.load(
-                w1_ptr + cols[:, None] * 128 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
-        tl.store(
-            y_ptr + rows[:, None] * 128 + cols[None, :],
-            acc.to(tl.bfloat16),
-            mask=(rows[:, None] < M),
-        )
+    n_idx = 0 + tl.arange(0, 64)
+    acc = tl.zeros((16, 64), dtype=tl.float32)
+    k_idx = 0 + tl.arange(0, 64)
+    w = tl.load(
+        w1_ptr + n_idx[:, None] * 128 + k_idx[None, :],
+    )
+    acc = tl.dot(h1_0, tl.trans(w), acc)
+    k_idx = 64 + tl.arange(0, 64)
+    w = tl.load(
+        w1_ptr + n_idx[:, None] * 128 + k_idx[None, :],
+    )
+    acc = tl.dot(h1_1, tl.trans(w), acc)
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 128 + n_idx[None, :],
+        acc.to(tl.bfloat16),
+        mask=row_ok,
+    )
+    n_idx = 64 + tl.arange(0, 64)
+    acc = tl.zeros((16, 64), dtype=tl.float32)
+    k_idx = 0 + tl.arange(0, 64)
+    w = tl.load(
+        w1_ptr + n_idx[:, None] * 128 + k_idx[None, :],
+    )
+    acc = tl.dot(h1_0, tl.trans(w), acc)
+    k_idx = 64 + tl.arange(0, 64)
+    w = tl.load(
+        w1_ptr + n_idx[:, None] * 128 + k_idx[None, :],
+    )
+    acc = tl.dot(h1_1, tl.trans(w), acc)
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 128 + n_idx[None, :],
+        acc.to(tl.bfloat16),
+        mask=row_ok,
+    )
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -500,10 +331,7 @@ def _k_stream_m16_n64_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
 
 
 KERNELS = {
-    "_k_persist_m128_n128_k64": _k_persist_m128_n128_k64,
-    "_k_persist_m16_n32_k64": _k_persist_m16_n32_k64,
-    "_k_persist_m32_n32_k64": _k_persist_m32_n32_k64,
-    "_k_persist_m64_n64_k64": _k_persist_m64_n64_k64,
+    "_k_rowblock_m16_c64": _k_rowblock_m16_c64,
     "_k_rowblock_m64_c128": _k_rowblock_m64_c128,
     "_k_rowblock_m64_c64": _k_rowblock_m64_c64,
     "_k_stream_m16_n64_c64": _k_stream_m16_n64_c64,
