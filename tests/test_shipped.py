@@ -1,0 +1,56 @@
+"""The modules shipped in tuned/: readable, consistent, and every kernel they can dispatch to
+correct under the interpreter (bf16 ones structurally only: the interpreter's bf16 dot is wrong)."""
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from mlpgen.emit import read_module
+from mlpgen.selfcheck import load_module
+from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+SHIPPED = sorted((Path(__file__).resolve().parents[1] / "tuned").glob("mlp_*.py"))
+
+
+def test_something_is_shipped():
+    assert SHIPPED, "tuned/ holds no generated module"
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_tables_are_consistent(path):
+    spec, tuned, provenance = read_module(path)
+    assert path.stem == spec.name
+    assert "default" in tuned
+    mod = load_module(path)
+    for key, table in tuned.items():
+        if key != "default":
+            assert provenance[key]["trials"] > 0
+            assert path.with_suffix(".trials.json").exists()
+        for bucket, cell in table.items():
+            assert bucket >= 1
+            if cell["strategy"] == "torch":
+                continue
+            assert cell["kernel"] in mod.KERNELS, (key, bucket)
+            if key != "default":  # a tuned winner was timed, and never slower than eager
+                cost = max(cell["us"], cell.get("host_us") or 0)
+                eager = max(cell["eager_us"], cell.get("eager_host_us") or 0)
+                assert cost <= eager * 1.10, (key, bucket)  # the tuner's tie margin
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_every_dispatched_kernel_is_correct(path):
+    spec, tuned, _ = read_module(path)
+    if spec.dtype == "bf16":
+        pytest.skip("the interpreter's bf16 tl.dot is wrong; bf16 is checked on the GPU")
+    mod = load_module(path)
+    cells = {c["kernel"]: c for t in tuned.values() for c in t.values() if c["kernel"]}
+    m = 21  # not a multiple of any block_m
+    x, weights, biases = random_problem(spec, m)
+    ref = reference(spec, x, weights, biases)
+    for name, cell in sorted(cells.items()):
+        out = torch.full((m, spec.widths[-1]), math.nan, dtype=x.dtype)
+        mod._launch(x, weights, biases, cell, out=out)
+        assert rel_error(out, ref) <= TOLERANCE[spec.dtype], name
