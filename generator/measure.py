@@ -71,6 +71,13 @@ class Measurement:
             return None
         return self.us if self.host_us is None else max(self.us, self.host_us)
 
+    def times(self, prefix: str = "") -> dict:
+        """The measured times as TUNED-cell fields: us, and host_us where it was measured."""
+        out = {f"{prefix}us": self.us}
+        if self.host_us is not None:
+            out[f"{prefix}host_us"] = self.host_us
+        return out
+
     def to_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v is not None and v != ""}
 
