@@ -26,6 +26,7 @@ from mlpgen.measure import Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
 from mlpgen.space import DEFAULT_BUCKETS, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.trials import trial_log_path
 from mlpgen.tune import (
     Encoding,
     Job,
@@ -36,7 +37,6 @@ from mlpgen.tune import (
     TuneOptions,
     pick_winner,
     search,
-    trial_log_path,
     tune,
 )
 
@@ -621,7 +621,7 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
 
 
 def test_compare_a_budgeted_search_with_an_exhaustive_one(tmp_path, capsys):
-    from mlpgen.tune import compare, main
+    from mlpgen.trials import compare, main
 
     (tmp_path / "full").mkdir()
     full = write_module(tmp_path / "full" / f"{SPEC.name}.py", SPEC)
