@@ -271,3 +271,35 @@ def heuristic_config(spec: MLPSpec, m: int) -> KernelConfig:
         if infeasible_reason(spec, cfg) is None:
             return cfg
     return KernelConfig(strategy="torch")
+
+
+def strategy_seeds(spec: MLPSpec, m: int) -> list[KernelConfig]:
+    """One sensible config per kernel strategy (the H200 winners' tiles of BENCHMARKS.md),
+    measured early by the tuner so that a small budget compares strategies, not only the tiles
+    of the default's strategy (the local search never leaves a strategy)."""
+    wide = max(spec.widths) > 128
+    small = m <= 1024
+    seeds = [
+        KernelConfig(
+            "rowblock",
+            block_m=16 if m <= 256 else 64,
+            chunk=128 if wide else 64,
+            num_warps=8,
+        ),
+        KernelConfig(
+            "stream",
+            block_m=16 if small else 128,
+            block_n=64 if small else 32,
+            chunk=64,
+            num_warps=8,
+            num_stages=3,
+        ),
+        KernelConfig(
+            "persist",
+            block_m=16 if m <= 16 else 32 if m <= 256 else 64 if m <= 4096 else 128,
+            block_n=32 if m <= 256 else 64 if m <= 4096 else 128,
+            num_warps=4 if m <= 4096 else 8,
+            num_stages=3,
+        ),
+    ]
+    return [c for c in seeds if infeasible_reason(spec, c) is None]

@@ -1,6 +1,8 @@
 """The trial log beside a module (<name>.trials.json): every candidate of every bucket with its
-verdict and times, per GPU; and the comparison of a budgeted search with an exhaustive one that
-BENCHMARKS.md reports (`python -m mlpgen.trials compare EXHAUSTIVE SEARCH`)."""
+verdict and times, per GPU; the comparison of a budgeted search with an exhaustive one that
+BENCHMARKS.md reports (`python -m mlpgen.trials compare EXHAUSTIVE SEARCH`); and the replay of
+the tuner's search against an exhaustive log's recorded measurements, on any machine
+(`python -m mlpgen.trials replay EXHAUSTIVE --trials N --seeds K`)."""
 
 from __future__ import annotations
 
@@ -102,6 +104,63 @@ def compare(exhaustive_log: Path, search_log: Path, buckets=None) -> list[dict]:
     return rows
 
 
+def recorded_measure(log: dict, key: str):
+    """A `measure(bucket, config)` that answers from an exhaustive trial log instead of a GPU:
+    the tuner's search then runs exactly as on the GPU, over the same numbers every time."""
+    from mlpgen.measure import Measurement
+
+    table = {}
+    for b, rec in log["gpus"][key]["buckets"].items():
+        for t in rec["trials"]:
+            if "verdict" in t:
+                config = KernelConfig.from_dict(t["config"])
+                table[(int(b), config)] = Measurement.from_dict(t)
+
+    def measure(bucket: int, config: KernelConfig):
+        found = table.get((bucket, config))
+        return found if found is not None else Measurement("error", "not in the recorded log")
+
+    return measure
+
+
+def replay(log_path: Path, trials: int, seeds: int, buckets=None) -> list[dict]:
+    """Per GPU, bucket and seed: the winner of a `trials`-budget search replayed on the
+    exhaustive log's measurements, against the exhaustive winner's score."""
+    import optuna
+
+    from mlpgen.tune import Job, Progress, TuneOptions, search
+
+    log = json.loads(Path(log_path).read_text())
+    spec = MLPSpec.from_dict(log["spec"])
+    rows = []
+    for key, gpu in sorted(log["gpus"].items()):
+        chosen = sorted(int(b) for b in gpu["buckets"] if not buckets or int(b) in buckets)
+        measure = recorded_measure(log, key)
+        for seed in range(seeds):
+            options = TuneOptions(buckets=tuple(chosen), trials=trials, seed=seed)
+            results = search(
+                Job(spec, key, options),
+                [measure],
+                optuna.storages.InMemoryStorage(),
+                Progress(0, enabled=False),
+            )
+            for b, r in sorted(results.items()):
+                best = gpu["buckets"][str(b)]["winner"]
+                win = r.winner
+                rows.append(
+                    {
+                        "gpu": key,
+                        "bucket": b,
+                        "seed": seed,
+                        "measured": r.measured,
+                        "space": len(r.plan.space.candidates),
+                        "winner": win and config_text(entry(win[0])),
+                        "ratio": win and round(win[1].score / best["score"], 4),
+                    }
+                )
+    return rows
+
+
 def main(argv=None) -> int:
     import argparse
 
@@ -110,12 +169,27 @@ def main(argv=None) -> int:
         description="compare EXHAUSTIVE.trials.json SEARCH.trials.json: how close a budgeted "
         "search came to the exhaustive winner, per bucket",
     )
-    p.add_argument("command", choices=["compare"])
+    p.add_argument("command", choices=["compare", "replay"])
     p.add_argument("exhaustive")
-    p.add_argument("search")
+    p.add_argument("search", nargs="?", help="compare: the budgeted search's trial log")
     p.add_argument("--buckets", default=None, help="e.g. 64,16384 (default: all in both)")
+    p.add_argument("--trials", type=int, default=None, help="replay: the search's budget")
+    p.add_argument("--seeds", type=int, default=10, help="replay: sampler seeds 0..N-1")
     args = p.parse_args(argv)
     buckets = {int(b) for b in args.buckets.split(",")} if args.buckets else None
+    if args.command == "replay":
+        if args.trials is None:
+            p.error("replay needs --trials")
+        rows = replay(Path(args.exhaustive), args.trials, args.seeds, buckets)
+        for r in rows:
+            print(
+                f"{r['gpu']}  bucket {r['bucket']:>6}  seed {r['seed']}: {r['measured']}/"
+                f"{r['space']} measured, winner {r['winner']} at {100 * (r['ratio'] - 1):+.1f}%"
+            )
+        print(json.dumps(rows, indent=1))
+        return 0
+    if args.search is None:
+        p.error("compare needs EXHAUSTIVE and SEARCH trial logs")
     rows = compare(Path(args.exhaustive), Path(args.search), buckets)
     for r in rows:
         ratio = r.get("ratio")

@@ -55,6 +55,7 @@ from mlpgen.space import (
     SearchSpace,
     heuristic_config,
     search_space,
+    strategy_seeds,
 )
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.trials import config_text, main, write_trial_log
@@ -284,7 +285,7 @@ class Bucket:
     space: SearchSpace
     target: int  # candidates to measure
     brute: bool  # every candidate enqueued; the sampler is never asked
-    first: list[KernelConfig]  # default, previous winner, torch: measured before anything
+    first: list[KernelConfig]  # default, previous winner, torch, strategy seeds: measured first
     name: str = field(init=False)
     encoding: Encoding = field(init=False)
 
@@ -354,7 +355,7 @@ def previous_config(previous: dict, bucket: int) -> KernelConfig | None:
 
 def plan(job: Job) -> list[Bucket]:
     """Each bucket's space, budget and first candidates: the heuristic default, this GPU's
-    previous winner and the torch path."""
+    previous winner, the torch path, then one seed config per kernel strategy."""
     out = []
     for b in job.options.buckets:
         space = search_space(job.spec, b, job.max_shared)
@@ -364,6 +365,7 @@ def plan(job: Job) -> list[Bucket]:
             heuristic_config(job.spec, b),
             previous_config(job.previous, b),
             KernelConfig(strategy="torch"),
+            *strategy_seeds(job.spec, b),
         )
         first = list(dict.fromkeys(c for c in first if c is not None and c in space))
         target = n if brute else job.options.trials

@@ -36,6 +36,7 @@ from mlpgen.tune import (
     Skip,
     TuneOptions,
     pick_winner,
+    plan,
     search,
     tune,
 )
@@ -249,7 +250,7 @@ def test_a_torch_default_is_the_torch_candidate_measured_once(pin_heuristic):
         )
         assert len(rec.calls) == len(set(rec.calls))  # nothing measured twice
         for b, r in results.items():
-            assert r.plan.first == [TORCH]
+            assert r.plan.first[0] == TORCH and r.plan.first.count(TORCH) == 1
             assert first_measured(r, 1) == [TORCH]
             assert [c for bb, c in rec.calls if bb == b].count(TORCH) == 1
             assert r.measured == (len(r.plan.space.candidates) if r.plan.brute else 5)
@@ -635,3 +636,14 @@ def test_compare_a_budgeted_search_with_an_exhaustive_one(tmp_path, capsys):
     assert row["ratio"] >= 1.0 and row["exhaustive_score"] == optimum(16384)[1].score
     assert main(["compare", str(trial_log_path(full)), str(trial_log_path(part))]) == 0
     assert "bucket     64" in capsys.readouterr().out
+
+
+def test_every_strategy_is_seeded_early():
+    """A small budget compares strategies: one seed per kernel strategy follows the firsts."""
+    from mlpgen.space import strategy_seeds
+
+    for b in (1, 64, 16384):
+        [bucket] = plan(job((b,), trials=6))
+        seeds = strategy_seeds(SPEC, b)
+        assert {c.strategy for c in seeds} == {"rowblock", "stream", "persist"}
+        assert all(c in bucket.first for c in seeds if c in bucket.space)
