@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import datetime
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -31,18 +32,31 @@ def default_table(spec: MLPSpec, buckets=DEFAULT_BUCKETS) -> dict[int, dict]:
     return {b: entry(heuristic_config(spec, b)) for b in buckets}
 
 
+def scalar_literal(value) -> str:
+    """A scalar as Python source, strings double-quoted (the project's formatting style)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(scalar_literal(v) for v in value) + "]"
+    return repr(value)
+
+
 def format_literal(obj, indent: int = 0) -> str:
-    """A Python literal with sorted keys, one cell per line: re-tuning diffs cleanly."""
+    """A Python literal with sorted keys, one TUNED cell per line: re-tuning a bucket changes
+    one line of the module, so its diff reads cleanly."""
     pad = " " * (indent + 4)
     if isinstance(obj, dict):
         if not obj:
             return "{}"
         items = sorted(obj.items(), key=lambda kv: (str(type(kv[0])), kv[0]))
         if all(not isinstance(v, dict) for _, v in items):  # a leaf cell: one line
-            return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in items) + "}"
-        body = "".join(f"{pad}{k!r}: {format_literal(v, indent + 4)},\n" for k, v in items)
+            cells = ", ".join(f"{scalar_literal(k)}: {scalar_literal(v)}" for k, v in items)
+            return "{" + cells + "}"
+        body = "".join(
+            f"{pad}{scalar_literal(k)}: {format_literal(v, indent + 4)},\n" for k, v in items
+        )
         return "{\n" + body + " " * indent + "}"
-    return repr(obj)
+    return scalar_literal(obj)
 
 
 def module_path(out_dir: Path, spec: MLPSpec) -> Path:

@@ -65,13 +65,20 @@ def render_module(
     header: dict,
 ) -> str:
     """The standalone module: header, SPEC, TUNED, kernels for `configs`, launcher, FusedMLP."""
+    from mlpgen.emit import scalar_literal  # emit imports this module
+
     kernels = {c.kernel_name: c for c in configs if c.strategy != "torch"}
+    spec_literal = (
+        "{"
+        + ", ".join(f"{scalar_literal(k)}: {scalar_literal(v)}" for k, v in spec.to_dict().items())
+        + "}"
+    )
     return (
         environment()
         .get_template("module.py.j2")
         .render(
             spec=spec,
-            spec_literal=repr(spec.to_dict()),
+            spec_literal=spec_literal,
             tuned_literal=tuned_literal,
             provenance_literal=provenance_literal,
             header=header,

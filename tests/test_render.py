@@ -63,7 +63,7 @@ def test_format_literal_is_sorted_and_evaluates():
     obj = {"b": {16: {"z": 1, "a": 2}, 1: {"k": "v"}}, "a": {}}
     text = format_literal(obj)
     assert ast.literal_eval(text) == obj
-    assert text.index("'a'") < text.index("'b'") and text.index("1:") < text.index("16:")
+    assert text.index('"a"') < text.index('"b"') and text.index("1:") < text.index("16:")
 
 
 def expected_strategy(spec: MLPSpec, m: int) -> str:
@@ -127,3 +127,30 @@ def test_stream_is_two_layers_only():
     src = render_kernel(MLPSpec((100, 37, 10)), KernelConfig(strategy="stream", block_n=32))
     ast.parse(src)
     assert "for j in range(0, 37, 32)" in src and "hid[:, None] < 37" in src
+
+
+def test_generated_module_is_lint_clean(tmp_path):
+    """What users copy into their projects passes the project's ruff rules (long TUNED lines
+    aside: one cell per line by design)."""
+    import subprocess
+    import sys
+
+    for spec in (MLPSpec((100, 37, 10)), MLPSpec((64, 64, 64, 64, 64, 3), act="relu")):
+        path = write_module(tmp_path / f"{spec.name}.py", spec)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ruff",
+                "check",
+                "--isolated",
+                "--select",
+                "E,F,W,B",
+                "--ignore",
+                "E501,B905",
+                str(path),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
