@@ -296,9 +296,11 @@ def visible_device(index: int) -> str:
 
 
 def _serve(conn, fn, device: str | None) -> None:
+    """Answer tasks with (status, value, alive); alive=False tells the parent that this process
+    exits after the answer, so it replaces the worker instead of racing a dying process."""
     if device is not None:  # before anything initialises CUDA in this process
         os.environ["CUDA_VISIBLE_DEVICES"] = device
-    conn.send(("ready", None))
+    conn.send(("ready", None, True))
     while True:
         try:
             task = conn.recv()
@@ -306,15 +308,18 @@ def _serve(conn, fn, device: str | None) -> None:
             return
         if task is None:
             return
+        alive = True
         try:
-            conn.send(("ok", fn(*task)))
+            status, value = "ok", fn(*task)
         except WorkerPoisoned as e:
-            conn.send(("error", f"{e} (CUDA context lost; worker replaced)"))
-            return
+            status, value, alive = "error", f"{e} (CUDA context lost; worker replaced)", False
         except Exception as e:
-            conn.send(("error", describe(e)))
-        if torch.cuda.is_initialized() and not cuda_healthy():
-            return  # a broken CUDA context fails every later task: let the parent replace us
+            status, value = "error", describe(e)
+        if alive and torch.cuda.is_initialized() and not cuda_healthy():
+            alive = False  # a broken CUDA context fails every later task: let the parent replace us
+        conn.send((status, value, alive))
+        if not alive:
+            return
 
 
 def exit_text(code: int | None) -> str:
@@ -387,11 +392,15 @@ class Worker:
                 self._stop()
                 self.restarts += 1
                 return "timeout", f"no answer within {limit:g}s (hang?); worker replaced"
-            return self.conn.recv()
+            status, value, alive = self.conn.recv()
         except (EOFError, OSError, BrokenPipeError):
             code = self._stop()
             self.restarts += 1
             return "crash", f"worker died ({exit_text(code)}); worker replaced"
+        if not alive:
+            self._stop()
+            self.restarts += 1
+        return status, value
 
     def close(self) -> None:
         if self.proc is not None and self.proc.is_alive():

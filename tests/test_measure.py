@@ -2,6 +2,7 @@
 (the worker functions below run in spawned processes), and verification catches wrong output
 (the rendered kernels run through Triton's interpreter)."""
 
+import atexit
 import math
 import os
 import time
@@ -13,6 +14,7 @@ from mlpgen.measure import (
     Measurement,
     Worker,
     WorkerMeasure,
+    WorkerPoisoned,
     WorkerStartError,
     candidate_module,
     compile_all,
@@ -45,6 +47,13 @@ def fail(x):
     raise ValueError(f"bad input {x}\nsecond line")
 
 
+def poisoned_then_answer(x):
+    if x == "poison":
+        atexit.register(time.sleep, 3)  # a CUDA context torn down after a fault exits slowly
+        raise WorkerPoisoned("illegal memory access")
+    return answer(x)
+
+
 def fake_measure(spec, bucket, config, workdir, seed):
     if config.block_m == 32:
         os._exit(1)  # like an illegal memory access taking the process down
@@ -73,6 +82,15 @@ def test_worker_is_replaced_after_a_hang_and_after_a_crash():
         w.fn = answer
         status, (_, pid, value) = w.run(5)
         assert (status, value) == ("ok", 10) and pid != os.getpid() and w.restarts == 2
+
+
+def test_a_poisoned_worker_is_replaced_before_the_next_task():
+    # the worker answers, then exits: the next task must go to a new worker, not to the dying one
+    with Worker(poisoned_then_answer, limit_s=20) as w:
+        status, reason = w.run("poison")
+        assert status == "error" and "worker replaced" in reason and w.restarts == 1
+        status, (_, pid, value) = w.run(4)
+        assert (status, value) == ("ok", 8) and w.restarts == 1
 
 
 def test_a_worker_that_cannot_start_is_an_error_of_the_run_not_of_a_candidate():
