@@ -275,7 +275,9 @@ def show_row(bucket: int, cell: dict) -> str:
 
     ours, eager = cost("us", "host_us"), cost("eager_us", "eager_host_us")
     speedup = f"{eager / ours:6.2f}x" if ours and eager else f"{'-':>7}"
-    kernel = cell.get("kernel") or "torch (unfused)"
+    kernel = cell.get("kernel") or (
+        "cuBLASLt epilogue" if cell["strategy"] == "epilogue" else "torch (unfused)"
+    )
     return (
         f"  {bucket:>7}  {kernel:<24} {cell['num_warps']:>5} {cell['num_stages']:>6} "
         f"{num('us')} {num('host_us')} {num('eager_us')} {num('eager_host_us', 10)} {speedup}"

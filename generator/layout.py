@@ -132,3 +132,36 @@ def plan_stream(spec: MLPSpec, config: KernelConfig) -> StreamPlan:
         act=spec.act,
         out_act=spec.out_act,
     )
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """The split strategy (two layers): hidden chunks across programs, the output reduced in an
+    fp32 workspace. n_chunks programs add into each row block's outputs."""
+
+    k: int
+    hidden: int
+    n: int
+    n_chunks: int
+    mask_k: bool  # k is not a multiple of block_k
+    mask_hidden: bool  # hidden is not a multiple of chunk
+    mask_n: bool  # n is not a multiple of block_n
+    act: str
+    out_act: str
+
+
+def plan_split(spec: MLPSpec, config: KernelConfig) -> SplitPlan:
+    if spec.depth != 2:
+        raise ValueError(f"the split strategy needs exactly 2 layers, {spec.name} has {spec.depth}")
+    k, hidden, n = spec.widths
+    return SplitPlan(
+        k=k,
+        hidden=hidden,
+        n=n,
+        n_chunks=-(-hidden // config.chunk),
+        mask_k=k % config.block_k != 0,
+        mask_hidden=hidden % config.chunk != 0,
+        mask_n=n % config.block_n != 0,
+        act=spec.act,
+        out_act=spec.out_act,
+    )

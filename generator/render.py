@@ -11,7 +11,7 @@ import jinja2
 
 import mlpgen.templates
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.layout import plan_layers, plan_stream, plan_tiles
+from mlpgen.layout import plan_layers, plan_split, plan_stream, plan_tiles
 from mlpgen.spec import KernelConfig, MLPSpec
 
 TEMPLATE_DIR = Path(mlpgen.templates.__file__).parent
@@ -41,9 +41,11 @@ def template_hash() -> str:
 
 def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
     """Source of one @triton.jit kernel named config.kernel_name."""
-    if config.strategy == "torch":
-        raise ValueError("the torch strategy has no kernel")
-    planner = {"persist": plan_tiles, "stream": plan_stream}.get(config.strategy, plan_layers)
+    if not config.has_kernel:
+        raise ValueError(f"the {config.strategy} strategy has no kernel")
+    planner = {"persist": plan_tiles, "stream": plan_stream, "split": plan_split}.get(
+        config.strategy, plan_layers
+    )
     template = environment().get_template(f"kernel_{config.strategy}.j2")
     plan = planner(spec, config)
     return template.render(
@@ -57,6 +59,15 @@ def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
     )
 
 
+def epilogue_gelu(spec: MLPSpec) -> bool | None:
+    """use_gelu for the module's cuBLASLt epilogue path, None when the spec cannot take it."""
+    from mlpgen.space import epilogue_reason
+
+    if epilogue_reason(spec, KernelConfig(strategy="epilogue"), 0) is not None:
+        return None
+    return spec.act == "gelu_tanh"
+
+
 def render_module(
     spec: MLPSpec,
     configs: list[KernelConfig],
@@ -67,7 +78,7 @@ def render_module(
     """The standalone module: header, SPEC, TUNED, kernels for `configs`, launcher, FusedMLP."""
     from mlpgen.emit import scalar_literal  # emit imports this module
 
-    kernels = {c.kernel_name: c for c in configs if c.strategy != "torch"}
+    kernels = {c.kernel_name: c for c in configs if c.has_kernel}
     spec_literal = (
         "{"
         + ", ".join(f"{scalar_literal(k)}: {scalar_literal(v)}" for k, v in spec.to_dict().items())
@@ -83,6 +94,7 @@ def render_module(
             provenance_literal=provenance_literal,
             header=header,
             kernel_sources=[render_kernel(spec, kernels[k]) for k in sorted(kernels)],
+            epilogue_gelu=epilogue_gelu(spec),
             kernel_names=sorted(kernels),
             torch_dtype=TORCH_DTYPES[spec.dtype],
             act_src=ACTIVATIONS[spec.act].torch_src,

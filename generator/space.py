@@ -45,10 +45,25 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         "num_warps": (4, 8),
         "num_stages": (3,),
     },
+    "split": {
+        # the H200 probe (BENCHMARKS.md): block_m 16 won at every batch up to 1024, block_n 64
+        # never won; the atomics make taller row tiles pointless
+        "block_m": (16, 32),
+        "chunk": (32, 64, 128),
+        "block_n": (128, 256),
+        "block_k": (128,),
+        "num_warps": (4, 8),
+        # the layer-1 k loop is unrolled (static_range): no pipeliner loop, stages change nothing
+        "num_stages": (1,),
+    },
+    "epilogue": {},  # cuBLAS GEMMs with cuBLASLt's bias+activation epilogue: no fields
     "torch": {},  # the unfused torch path: always a candidate, in every bucket
 }
 # strategies whose block_m tiles the batch rows (a tile taller than the bucket is dominated)
-ROW_TILED = ("rowblock", "persist", "stream")
+ROW_TILED = ("rowblock", "persist", "stream", "split")
+# split reduces through fp32 atomics whose traffic grows with M (M x out x hidden/chunk): on the
+# H200 it already lost to eager at 1024 rows (BENCHMARKS.md), so larger buckets do not time it
+SPLIT_MAX_BUCKET = 4096
 CHUNK_PADDED = ("rowblock", "stream")  # strategies whose chunk pads narrow widths (chunks_of)
 MAX_ACC_REGS = 128  # fp32 accumulator registers per thread a tile may take
 
@@ -135,9 +150,44 @@ def stream_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str |
     return None
 
 
+def split_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
+    if spec.depth != 2:
+        return "the split strategy needs exactly 2 layers"
+    b = ELEM_BYTES[spec.dtype]
+    m, c, n, k = config.block_m, config.chunk, config.block_n, config.block_k
+    # the hidden slice (fp32 and cast), one partial output tile and one x tile live in
+    # registers; the weight tiles are tl.dot's shared-memory operands (counted below)
+    live = m * c * (4 + b) + m * n * 4 + m * k * b
+    regs = live // (4 * 32 * config.num_warps)
+    cap = min(MAX_REGS, REGISTER_FILE // (32 * config.num_warps))
+    if regs > cap:
+        return f"~{regs} registers per thread (max {cap} with {config.num_warps} warps)"
+    smem = max((m + c) * k, (m + n) * c) * b + m * n * 4
+    if smem > max_shared:
+        return f"~{smem // 1024} KiB shared memory (max {max_shared // 1024})"
+    return None
+
+
+EPILOGUE_ACTS = ("relu", "gelu_tanh")  # activations cuBLASLt's epilogue computes exactly
+
+
+def epilogue_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
+    if spec.act not in EPILOGUE_ACTS:
+        return f"cuBLASLt's epilogue has no exact {spec.act} (only {', '.join(EPILOGUE_ACTS)})"
+    if not spec.bias or spec.depth < 2:
+        return "nothing to fuse: the epilogue path needs biases and a hidden layer"
+    return None
+
+
 # strategy -> why a config of it cannot work (None: worth compiling); a strategy without an
 # entry has no rule yet and every config of it is compiled and left to verification.
-RULES = {"rowblock": rowblock_reason, "persist": persist_reason, "stream": stream_reason}
+RULES = {
+    "rowblock": rowblock_reason,
+    "persist": persist_reason,
+    "stream": stream_reason,
+    "split": split_reason,
+    "epilogue": epilogue_reason,
+}
 
 
 def infeasible_reason(
@@ -157,6 +207,13 @@ def dominated_reason(spec: MLPSpec, config: KernelConfig, bucket: int) -> str | 
     rows = max(MIN_DOT, next_pow2(bucket))
     if config.strategy in ROW_TILED and config.block_m > rows:
         return f"block_m {config.block_m} over the bucket's {rows} rows"
+    if config.strategy == "split":
+        if bucket > SPLIT_MAX_BUCKET:
+            return f"split over {SPLIT_MAX_BUCKET} rows: its atomic reduction grows with the bucket"
+        for field, width in (("chunk", spec.widths[1]), ("block_n", spec.widths[-1])):
+            same = min((v for v in domain[field] if v >= width), default=max(domain[field]))
+            if getattr(config, field) > same:
+                return f"{field} {getattr(config, field)} over the width: same kernel as {same}"
     if config.strategy in CHUNK_PADDED:
         widest = max(MIN_DOT, next_pow2(max(spec.widths)))
         same = min((c for c in domain["chunk"] if c >= widest), default=max(domain["chunk"]))
@@ -215,6 +272,8 @@ def reason_kind(reason: str) -> str:
         ("bucket", "dominated"),
         ("same kernel", "dominated"),
         ("chip", "too wide"),
+        ("2 layers", "depth"),
+        ("epilogue", "no epilogue"),
         ("tl.dot", "dot shape"),
     ):
         if word in reason:
@@ -242,32 +301,50 @@ def search_space(spec: MLPSpec, bucket: int, max_shared: int = MAX_SHARED) -> Se
     return SearchSpace(bucket, tuple(candidates), tuple(dropped))
 
 
+def split_tiles(m: int) -> dict:
+    """The split strategy's tiles for a batch of m rows: the H200 probe's winners
+    (BENCHMARKS.md). Wider hidden chunks as rows grow keep the atomic traffic in check."""
+    return dict(
+        block_m=16,
+        chunk=32 if m <= 64 else 64 if m <= 256 else 128,
+        block_n=256 if m <= 64 else 128,
+        block_k=128,
+        num_warps=4,
+        num_stages=1,
+    )
+
+
 def heuristic_config(spec: MLPSpec, m: int) -> KernelConfig:
     """A config without search, for GPUs the module was not tuned on. The choices are the H200
     winners of BENCHMARKS.md: narrow MLPs (every width <= 128) run rowblock at every batch;
-    wider ones up to 512 run rowblock at small batches and the torch path from 4096 rows (the
-    fused kernels lost there); wider still, persist at small batches. A tile that does not fit
-    (the portable MAX_SHARED, the register estimate) falls back to smaller ones."""
+    wider ones run the torch path from 4096 rows (the fused kernels lost there) and below it
+    split when they have two layers (2.5-3x less GPU time than rowblock at batch <= 256),
+    else rowblock up to widths of 512 and persist beyond. A tile that does not fit (the
+    portable MAX_SHARED, the register estimate) falls back to smaller ones."""
     widest = max(spec.widths)
     if widest <= 128:
         tiles = [("rowblock", 16 if m <= 256 else 64, 8)]
     elif m > 2048:
         return KernelConfig(strategy="torch")
+    elif spec.depth == 2:
+        tiles = [("split", 16, 4), ("rowblock", 16, 8)]
     elif widest <= 512:
         tiles = [("rowblock", 16, 8)]
     else:
         tiles = [("persist", 16 if m <= 16 else 32 if m <= 256 else 64, 4)]
     tiles += [("persist", 16, 4)]
     for strategy, block_m, warps in tiles:
-        chunk = 128 if strategy == "rowblock" and widest > 128 else 64
-        cfg = KernelConfig(
-            strategy,
-            block_m=block_m,
-            chunk=chunk,
-            block_n=32,
-            num_warps=warps,
-            num_stages=1 if strategy == "rowblock" else 3,
-        )
+        if strategy == "split":
+            cfg = KernelConfig(strategy, **split_tiles(m))
+        else:
+            cfg = KernelConfig(
+                strategy,
+                block_m=block_m,
+                chunk=128 if strategy == "rowblock" and widest > 128 else 64,
+                block_n=32,
+                num_warps=warps,
+                num_stages=1 if strategy == "rowblock" else 3,
+            )
         if infeasible_reason(spec, cfg) is None:
             return cfg
     return KernelConfig(strategy="torch")
@@ -302,4 +379,6 @@ def strategy_seeds(spec: MLPSpec, m: int) -> list[KernelConfig]:
             num_stages=3,
         ),
     ]
+    if m <= SPLIT_MAX_BUCKET:
+        seeds.append(KernelConfig("split", **split_tiles(m)))
     return [c for c in seeds if infeasible_reason(spec, c) is None]

@@ -9,7 +9,8 @@ from mlpgen.activations import ACTIVATIONS
 
 MAX_WIDTH = 8192
 DTYPES = ("fp16", "bf16", "fp32")
-STRATEGIES = ("rowblock", "persist", "stream", "torch")
+STRATEGIES = ("rowblock", "persist", "stream", "split", "epilogue", "torch")
+KERNEL_FREE = ("epilogue", "torch")  # strategies that launch torch ops, no Triton kernel
 
 
 class SpecError(ValueError):
@@ -108,6 +109,14 @@ class KernelConfig:
       L2/global memory and waits at a grid barrier between layers: many SMs read the weights.
     stream: two-layer MLPs only: block_m rows per program, x in registers, the hidden layer
       produced block_n columns at a time in a loop and consumed at once by the second layer.
+    split: two-layer MLPs only, for small batches: program (i, j) computes hidden columns
+      j*chunk.. of row block i, multiplies them into its share of the output (block_n columns at
+      a time) and adds that into an fp32 workspace with atomics; the last program of a row block
+      to arrive adds the bias and writes y. The weights are read by many SMs, and no program
+      waits for another (no grid barrier).
+    epilogue: no Triton kernel: one cuBLAS GEMM per layer with the bias and the activation
+      fused into cuBLASLt's epilogue (relu, gelu_tanh), which saves eager's separate
+      activation pass over the hidden layer (large batches).
     torch: the unfused torch path (no kernel).
     """
 
@@ -126,7 +135,7 @@ class KernelConfig:
             v = getattr(self, name)
             if v < 1 or v & (v - 1):
                 raise SpecError(f"{name} must be a power of two, got {v}")
-        if self.chunk < 16 and self.strategy != "torch":
+        if self.chunk < 16 and self.has_kernel:
             raise SpecError(f"chunk must be at least 16 (tl.dot's minimum), got {self.chunk}")
         if self.num_stages < 1:
             raise SpecError(f"num_stages must be >= 1, got {self.num_stages}")
@@ -134,13 +143,19 @@ class KernelConfig:
     @property
     def kernel_name(self) -> str:
         """Name of the rendered kernel; launch-only fields (warps, stages) do not change source."""
-        if self.strategy == "torch":
+        if not self.has_kernel:
             return ""
         if self.strategy == "persist":
             return f"_k_persist_m{self.block_m}_n{self.block_n}_k{self.block_k}"
+        if self.strategy == "split":
+            return f"_k_split_m{self.block_m}_c{self.chunk}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "stream":
             return f"_k_stream_m{self.block_m}_n{self.block_n}_c{self.chunk}"
         return f"_k_{self.strategy}_m{self.block_m}_c{self.chunk}"
+
+    @property
+    def has_kernel(self) -> bool:
+        return self.strategy not in KERNEL_FREE
 
     def to_dict(self) -> dict:
         return asdict(self)

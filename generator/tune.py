@@ -774,7 +774,7 @@ def tune_module(path: Path, args) -> dict:
     tty = sys.stderr.isatty()
     with tempfile.TemporaryDirectory(prefix="mlpgen-") as workdir:
         units = sorted(
-            {c for b in plan(job) for c in b.space.candidates if c.strategy != "torch"},
+            {c for b in plan(job) for c in b.space.candidates if c.has_kernel},
             key=lambda c: tuple(c.to_dict().values()),
         )
         t0 = time.perf_counter()

@@ -200,6 +200,10 @@ def test_autocast_casts_inputs_and_fp32_parameters(load_generated):
 OP_LAUNCH_CONFIGS = [KernelConfig(block_m=16, chunk=16)]
 if "persist" in STRATEGIES:
     OP_LAUNCH_CONFIGS.append(KernelConfig(strategy="persist", block_m=16, block_n=16, block_k=16))
+if "split" in STRATEGIES:
+    OP_LAUNCH_CONFIGS.append(
+        KernelConfig(strategy="split", block_m=16, chunk=16, block_n=16, block_k=16)
+    )
 
 
 @pytest.mark.interpret
@@ -208,7 +212,8 @@ def test_op_launch_arguments_run_each_strategy(load_generated, config):
     """The op builds its own kernel arguments (buffers allocated in the op): they must be the
     ones each strategy's kernel takes. Run here through the interpreter, M not a multiple of
     block_m."""
-    spec = MLPSpec((24, 40, 20, 9), act="silu", dtype="fp32")
+    widths = (24, 40, 9) if config.strategy in ("stream", "split") else (24, 40, 20, 9)
+    spec = MLPSpec(widths, act="silu", dtype="fp32")
     cell = entry(config)
     mod, _ = load_generated(spec, gpu_key="test|sm0|0", table={1: cell})
     x, weights, biases = random_problem(spec, 21)

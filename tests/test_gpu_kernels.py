@@ -89,3 +89,35 @@ def test_fast_launch_path_is_used_and_correct(load_generated):
     second = mod.mlp(x2, weights, biases)
     assert rel_error(second, reference(spec, x2, weights, biases)) <= TOLERANCE["fp16"]
     assert not torch.equal(first, second)
+
+
+SPLIT = [
+    KernelConfig(strategy="split", block_m=16, chunk=32, block_n=256, block_k=128),
+    KernelConfig(strategy="split", block_m=16, chunk=64, block_n=128, block_k=128, num_warps=8),
+    KernelConfig(strategy="split", block_m=32, chunk=128, block_n=128, block_k=128),
+]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize(
+    "widths, act",
+    [((256, 512, 256), "gelu"), ((100, 300, 7), "silu"), ((1024, 4096, 1024), "gelu_tanh")],
+)
+def test_split_many_programs(load_generated, widths, act, dtype):
+    """The atomic reduction with many programs per row block, on fresh inputs each launch
+    (a program that read the workspace before every other one had added into it, or a
+    workspace left dirty, makes a later launch wrong): every launch correct, the workspace and
+    counters zero after each size."""
+    spec = MLPSpec(widths, act=act, dtype=dtype)
+    table = {i: entry(c) for i, c in enumerate(SPLIT, 1)}
+    mod, _ = load_generated(spec, gpu_key="test", table=table)
+    for m in (1, 37, 1000, 4099):
+        for cell in table.values():
+            for _ in range(4):
+                x, weights, biases = random_problem(spec, m, device="cuda")
+                out = torch.full((m, widths[-1]), math.nan, device="cuda", dtype=x.dtype)
+                mod._launch(x, weights, biases, cell, out=out)
+                err = rel_error(out, reference(spec, x, weights, biases))
+                assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
+        [(_, acc, counts)] = mod._SPLIT_WORKSPACES.values()
+        assert not acc.any() and not counts.any()

@@ -93,6 +93,33 @@ def test_stream_kernel_matches_reference(load_generated, widths, act, out_act, d
         assert err <= TOLERANCE[dtype]
 
 
+SPLIT = [
+    KernelConfig(strategy="split", block_m=16, chunk=16, block_n=16, block_k=32),
+    KernelConfig(strategy="split", block_m=32, chunk=32, block_n=32, block_k=16),
+]
+
+
+@pytest.mark.parametrize(
+    "widths, act, out_act, dtype, bias, m",
+    [
+        ((100, 37, 10), "gelu", "none", "fp16", True, 97),
+        ((20, 30, 5), "tanh", "sigmoid", "fp32", False, 33),
+        ((37, 70, 130), "relu", "silu", "fp32", True, 1),
+    ],
+)
+def test_split_kernel_matches_reference(load_generated, widths, act, out_act, dtype, bias, m):
+    """Several row blocks and hidden chunks (M not a multiple of block_m, odd widths), each
+    config launched twice: the second launch is right only if the first left its workspace
+    rows and arrival counters zero again."""
+    spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
+    for _ in range(2):
+        errors, mod = run_configs(load_generated, spec, SPLIT, m, with_module=True)
+        assert all(err <= TOLERANCE[dtype] for err in errors), errors
+    [(rows, acc, counts)] = mod._SPLIT_WORKSPACES.values()
+    assert rows >= m and acc.shape == (rows, widths[-1]) and acc.dtype == torch.float32
+    assert not acc.any() and not counts.any()
+
+
 @pytest.mark.parametrize("dtype", ["fp32", "fp16"])
 def test_every_activation(load_generated, dtype):
     for act in ACTIVATIONS:

@@ -250,3 +250,26 @@ def test_parametrized_weights_and_functional_call(gelu_mod):
     nn.utils.parametrizations.weight_norm(fused.linears[0])
     with torch.no_grad():
         torch.testing.assert_close(fused(x), want, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu_tanh"])
+def test_epilogue_path_is_dispatched_and_matches_the_reference(load_generated, act):
+    """A bucket won by the cuBLASLt-epilogue strategy runs the module's `epilogue` (on the CPU
+    torch's fallback computes the same layers); gelu (erf) has no exact epilogue, so its
+    modules have none."""
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+    spec = MLPSpec((24, 40, 33, 9), act=act, dtype="fp32")
+    table = {1: entry(KernelConfig(strategy="epilogue"))}
+    mod, _ = load_generated(spec, gpu_key="default", table=table)
+    assert set(mod._TORCH_PATHS) == {"torch", "epilogue"}
+    x, weights, biases = random_problem(spec, 13)
+    calls = []
+    real = mod.epilogue
+    mod._TORCH_PATHS["epilogue"] = lambda *a: calls.append(1) or real(*a)
+    y = mod.mlp(x, weights, biases)
+    assert calls and rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+    gelu, _ = load_generated(MLPSpec((24, 40, 9), act="gelu"))
+    assert set(gelu._TORCH_PATHS) == {"torch"} and not hasattr(gelu, "epilogue")

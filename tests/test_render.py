@@ -68,13 +68,15 @@ def test_format_literal_is_sorted_and_evaluates():
 
 def expected_strategy(spec: MLPSpec, m: int) -> str:
     """The H200 winners (BENCHMARKS.md) the heuristic encodes: narrow MLPs (every width, the
-    input's too, <= 128) run rowblock at every batch; up to 512, rowblock to 2048 rows and the
-    torch path above; wider, persist to 2048 rows and torch above."""
+    input's too, <= 128) run rowblock at every batch; wider ones the torch path above 2048
+    rows and below it split with two layers, else rowblock up to 512 and persist beyond."""
     widest = max(spec.widths)
     if widest <= 128:
         return "rowblock"
     if m > 2048:
         return "torch"
+    if spec.depth == 2:
+        return "split"
     return "rowblock" if widest <= 512 else "persist"
 
 
@@ -110,7 +112,9 @@ def test_heuristic_is_feasible_for_every_spec_and_bucket():
     assert seen == {
         (True, True, "rowblock"),
         (False, True, "rowblock"),
+        (False, True, "split"),
         (False, True, "torch"),
+        (False, False, "split"),
         (False, False, "persist"),
         (False, False, "torch"),
     }

@@ -64,17 +64,31 @@ def test_every_table_config_is_a_candidate_or_dropped_with_a_reason(widths, buck
 
 
 def test_headline_space_sizes():
-    """The production table for 256,512,256 fp16: 12 rowblock, 32 persist and 32 stream configs
-    and torch. 13 cannot work: rowblock 64 rows x chunk 128 with 4 warps and stream's 128-row
-    tiles with 4 warps (registers), persist's block_n 256 (shared memory, or 256 accumulators
-    per thread at 128 x 256 with 4 warps); every other one is searched from 256 rows up. A
-    bucket of one row only searches 16-row tiles, of every row-tiled strategy."""
+    """The production table for 256,512,256 fp16: 12 rowblock, 32 persist, 32 stream and 24
+    split configs and torch. 15 cannot work: rowblock 64 rows x chunk 128 with 4 warps and
+    stream's 128-row tiles with 4 warps (registers), persist's block_n 256 (shared memory, or
+    256 accumulators per thread at 128 x 256 with 4 warps), split 32 x chunk 128 x block_n 256
+    (shared memory); every other one is searched from 256 rows up, split only up to 4096
+    rows. A bucket of one row only searches 16-row tiles, of every row-tiled strategy."""
     sizes = {b: len(search_space(HEADLINE, b).candidates) for b in (1, 16, 64, 256, 262144)}
-    assert sizes == {1: 19, 16: 19, 64: 54, 256: 64, 262144: 64}
+    assert sizes == {1: 31, 16: 31, 64: 76, 256: 86, 262144: 64}
+    assert len(search_space(HEADLINE, 4096).candidates) == 86
+    assert len(search_space(HEADLINE, 8192).candidates) == 64  # split: over its 4096 rows
     one = search_space(HEADLINE, 1)
     assert {c.block_m for c in one.candidates if c.strategy != "torch"} == {16}
-    assert {c.strategy for c in one.candidates} == {"rowblock", "persist", "stream", "torch"}
-    assert one.dropped_counts() == {"dominated": 45, "registers": 6, "shared memory": 7}
+    assert {c.strategy for c in one.candidates} == {
+        "rowblock",
+        "persist",
+        "stream",
+        "split",
+        "torch",
+    }
+    assert one.dropped_counts() == {
+        "dominated": 55,
+        "registers": 6,
+        "shared memory": 9,
+        "no epilogue": 1,  # gelu: cuBLASLt's GELU epilogue is the tanh approximation
+    }
 
 
 def test_domains_feed_the_sampler(pin_domains, pin_heuristic):
@@ -171,3 +185,20 @@ def test_a_strategy_without_rules_is_left_to_verification(monkeypatch):
     monkeypatch.setitem(space.RULES, "rowblock", None)
     monkeypatch.delitem(space.RULES, "rowblock")
     assert infeasible_reason(HEADLINE, KernelConfig(block_m=128, chunk=128, num_warps=2)) is None
+
+
+def test_epilogue_strategy_only_where_cublaslt_computes_the_activation_exactly():
+    for act, bias, widths, ok in [
+        ("relu", True, (784, 1024, 1024, 10), True),
+        ("gelu_tanh", True, (1024, 4096, 1024), True),
+        ("gelu", True, (256, 512, 256), False),  # cuBLASLt's GELU is the tanh approximation
+        ("relu", False, (64, 64, 3), False),  # no bias to fuse
+        ("relu", True, (64, 3), False),  # no hidden layer
+    ]:
+        spec = MLPSpec(widths, act=act, bias=bias)
+        for b in (1, 262144):
+            s = search_space(spec, b)
+            assert (KernelConfig(strategy="epilogue") in s) == ok, (spec.name, b)
+            assert KernelConfig(strategy="torch") in s
+        if not ok:
+            assert s.dropped_counts()["no epilogue"] == 1

@@ -356,8 +356,13 @@ def test_encoding_round_trips_every_candidate_of_the_table():
 def test_encoding_round_trips_every_field_of_the_production_table(production_table):
     """Every strategy of the production table and every KernelConfig field it searches."""
     strategies = set()
-    for widths in [(256, 512, 256), (3, 5, 2), (784, 1024, 1024, 10), (2048, 16)]:
-        spec = MLPSpec(widths)
+    for widths, act in [
+        ((256, 512, 256), "gelu"),
+        ((3, 5, 2), "gelu"),
+        ((784, 1024, 1024, 10), "relu"),
+        ((2048, 16), "gelu"),
+    ]:
+        spec = MLPSpec(widths, act=act)
         assert round_trips(spec) > 0
         strategies |= {c.strategy for b in (64, 4096) for c in search_space(spec, b).candidates}
     assert strategies == set(space.DOMAINS)
@@ -640,10 +645,11 @@ def test_compare_a_budgeted_search_with_an_exhaustive_one(tmp_path, capsys):
 
 def test_every_strategy_is_seeded_early():
     """A small budget compares strategies: one seed per kernel strategy follows the firsts."""
-    from mlpgen.space import strategy_seeds
+    from mlpgen.space import SPLIT_MAX_BUCKET, strategy_seeds
 
     for b in (1, 64, 16384):
         [bucket] = plan(job((b,), trials=6))
         seeds = strategy_seeds(SPEC, b)
-        assert {c.strategy for c in seeds} == {"rowblock", "stream", "persist"}
+        split = {"split"} if b <= SPLIT_MAX_BUCKET else set()
+        assert {c.strategy for c in seeds} == {"rowblock", "stream", "persist"} | split
         assert all(c in bucket.first for c in seeds if c in bucket.space)
