@@ -52,7 +52,10 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         "chunk": (32, 64, 128),
         "block_n": (128, 256),
         "block_k": (128,),
-        "num_warps": (4, 8),
+        # 8 warps (m16 c64 n128) gave intermittent wrong sums on the H200 (7-35% relative
+        # error at M=37 and 4099; tests/test_gpu_kernels.py), cause not established; 4 warps
+        # passed every launch there, and were the probe's winners
+        "num_warps": (4,),
         # the layer-1 k loop is unrolled (static_range): no pipeliner loop, stages change nothing
         "num_stages": (1,),
     },

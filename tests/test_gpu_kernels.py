@@ -93,7 +93,7 @@ def test_fast_launch_path_is_used_and_correct(load_generated):
 
 SPLIT = [
     KernelConfig(strategy="split", block_m=16, chunk=32, block_n=256, block_k=128),
-    KernelConfig(strategy="split", block_m=16, chunk=64, block_n=128, block_k=128, num_warps=8),
+    KernelConfig(strategy="split", block_m=16, chunk=64, block_n=128, block_k=128),
     KernelConfig(strategy="split", block_m=32, chunk=128, block_n=128, block_k=128),
 ]
 
