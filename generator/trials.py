@@ -65,10 +65,39 @@ def config_text(cell: dict) -> str:
 # Comparing a budgeted search with an exhaustive one (BENCHMARKS.md)
 
 
+def bucket_records(bucket_log: dict) -> list:
+    """(config, Measurement) of every measured trial of one bucket of a trial log."""
+    from mlpgen.measure import Measurement
+
+    return [
+        (KernelConfig.from_dict(t["config"]), Measurement.from_dict(t))
+        for t in bucket_log["trials"]
+        if "verdict" in t
+    ]
+
+
+def judge(bucket_log: dict):
+    """(the exhaustive winner, score(config)) for one bucket of an exhaustive log: both by the
+    tuner's rules (pick_winner, pooled_score) over that run's own measurements, so a searched
+    winner is judged on the same numbers as the exhaustive one."""
+    from mlpgen.tune import launch_floors, pick_winner, pooled_score
+
+    records = bucket_records(bucket_log)
+    by_config = {c: m for c, m in records if m.ok}
+    floors = launch_floors(records)
+
+    def score(config: KernelConfig) -> float | None:
+        m = by_config.get(config)
+        return None if m is None else pooled_score(config, m, floors)
+
+    return pick_winner(records), score
+
+
 def compare(exhaustive_log: Path, search_log: Path, buckets=None) -> list[dict]:
     """Per bucket and GPU: the searched winner's score as the exhaustive run measured it,
     against the exhaustive winner's, and the share of the space the search measured. Using the
-    exhaustive run's own measurement of both configs keeps run-to-run noise out of the ratio."""
+    exhaustive run's own measurements of both configs keeps run-to-run noise out of the ratio;
+    scores are the tuner's (pooled_score), the exhaustive winner is the tuner's pick."""
     full = json.loads(Path(exhaustive_log).read_text())["gpus"]
     part = json.loads(Path(search_log).read_text())["gpus"]
     rows = []
@@ -77,29 +106,23 @@ def compare(exhaustive_log: Path, search_log: Path, buckets=None) -> list[dict]:
             if buckets and int(b) not in buckets:
                 continue
             fb, pb = full[key]["buckets"][b], part[key]["buckets"][b]
-            scores = {
-                json.dumps(KernelConfig.from_dict(t["config"]).to_dict(), sort_keys=True): t
-                for t in fb["trials"]
-                if t.get("verdict") == "ok"
-            }
-            found = pb["winner"] and scores.get(
-                json.dumps(KernelConfig.from_dict(pb["winner"]).to_dict(), sort_keys=True)
-            )
-            best = fb["winner"]
+            best, score = judge(fb)
+            found = pb["winner"] and score(KernelConfig.from_dict(pb["winner"]))
+            best_score = best and score(best[0])
             row = {
                 "gpu": key,
                 "bucket": int(b),
                 "exhaustive_measured": fb["measured"],
                 "search_measured": pb["measured"],
                 "share": round(pb["measured"] / max(1, fb["measured"]), 3),
-                "exhaustive_winner": best and config_text(best),
+                "exhaustive_winner": best and config_text(entry(best[0])),
                 "search_winner": pb["winner"] and config_text(pb["winner"]),
-                "exhaustive_score": best and best["score"],
-                "search_score_in_exhaustive": found["score"] if found else None,
+                "exhaustive_score": best_score and round(best_score, 3),
+                "search_score_in_exhaustive": found and round(found, 3),
                 "search_score_own_run": pb["winner"] and pb["winner"]["score"],
             }
-            if best and found:
-                row["ratio"] = round(found["score"] / best["score"], 4)
+            if best_score and found:
+                row["ratio"] = round(found / best_score, 4)
             rows.append(row)
     return rows
 
@@ -145,7 +168,7 @@ def replay(log_path: Path, trials: int, seeds: int, buckets=None) -> list[dict]:
                 Progress(0, enabled=False),
             )
             for b, r in sorted(results.items()):
-                best = gpu["buckets"][str(b)]["winner"]
+                best, score = judge(gpu["buckets"][str(b)])
                 win = r.winner
                 rows.append(
                     {
@@ -155,7 +178,7 @@ def replay(log_path: Path, trials: int, seeds: int, buckets=None) -> list[dict]:
                         "measured": r.measured,
                         "space": len(r.plan.space.candidates),
                         "winner": win and config_text(entry(win[0])),
-                        "ratio": win and round(win[1].score / best["score"], 4),
+                        "ratio": win and round(score(win[0]) / score(best[0]), 4),
                     }
                 )
     return rows

@@ -35,8 +35,10 @@ from mlpgen.tune import (
     Progress,
     Skip,
     TuneOptions,
+    launch_floors,
     pick_winner,
     plan,
+    pooled_score,
     search,
     tune,
 )
@@ -461,15 +463,32 @@ def test_search_through_a_worker_process_survives_hangs_and_crashes(tmp_path):
 
 
 def test_pick_winner_breaks_host_bound_ties_by_gpu_time():
-    a, b, c = (KernelConfig(block_m=16, chunk=x) for x in (32, 64, 128))
+    a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
+    c = KernelConfig("stream", block_m=16, block_n=32, chunk=64, num_stages=3)
     records = [
         (a, Measurement("ok", us=9.0, host_us=18.0)),
         (b, Measurement("ok", us=6.0, host_us=18.2)),  # within 2%: the GPU is less busy
-        (c, Measurement("ok", us=5.0, host_us=25.0)),
+        (c, Measurement("ok", us=5.0, host_us=25.0)),  # another launch path, 39% dearer
         (TRAP, Measurement("wrong", "bad", us=0.1)),
     ]
     assert pick_winner(records)[0] == b
     assert pick_winner(records[3:]) is None
+
+
+def test_host_time_is_pooled_per_strategy():
+    """Configs of one strategy share a launch path: one config's unlucky host time (25 us
+    against its siblings' 18) does not hide its GPU time; another strategy keeps its own."""
+    a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
+    c = KernelConfig("stream", block_m=16, block_n=32, chunk=64, num_stages=3)
+    records = [
+        (a, Measurement("ok", us=9.0, host_us=18.0)),
+        (b, Measurement("ok", us=5.0, host_us=25.0)),
+        (c, Measurement("ok", us=4.0, host_us=25.0)),
+        (KernelConfig(strategy="torch"), Measurement("ok", us=30.0)),  # no host time: GPU bound
+    ]
+    assert launch_floors(records) == {"rowblock": 18.0, "stream": 25.0}
+    assert [pooled_score(cf, m, launch_floors(records)) for cf, m in records] == [18, 18, 25, 30]
+    assert pick_winner(records)[0] == b
 
 
 def test_tune_writes_winners_provenance_and_trial_log_and_merges_gpus(tmp_path):

@@ -33,11 +33,11 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 64, "eager_host_us": 59.276, "eager_us": 7.088, "host_us": 17.866, "kernel": "_k_stream_m16_n64_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 3.968},
-        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 42.62, "eager_us": 7.532, "host_us": 17.72, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 6.285},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 42.125, "eager_us": 8.213, "host_us": 16.962, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 6.414},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 13.623, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 7.558},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 171.451, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 72.071},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 56.397, "eager_us": 7.195, "host_us": 15.335, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.595},
+        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 55.407, "eager_us": 7.427, "host_us": 23.281, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.669},
+        1024: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 64, "eager_host_us": 53.996, "eager_us": 8.17, "host_us": 22.604, "kernel": "_k_stream_m16_n64_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 4.256},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_us": 13.318, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 7.726},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_us": 171.554, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 77.843},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
@@ -49,8 +49,46 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"compile_seconds": 16.3, "cuda": "13.0", "date": "2026-11-29T20:29:31", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 40, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 40.0, "torch": "2.11.0+cu130", "trials": 8, "triton": "3.6.0", "tuning_seconds": 20.9, "workers": 1},
+    "NVIDIA H200|sm90|132": {"compile_seconds": 14.7, "cuda": "13.0", "date": "2026-11-29T21:45:22", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 40, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 40.0, "torch": "2.11.0+cu130", "trials": 8, "triton": "3.6.0", "tuning_seconds": 18.1, "workers": 1},
 }
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_rowblock_m16_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # rowblock: BLOCK_M=16, chunk=128
+    rows = tl.program_id(0).to(tl.int64) * 16 + tl.arange(0, 16)
+    row_ok = rows[:, None] < M
+    cols = 0 + tl.arange(0, 128)
+    h0_0 = tl.load(
+        x_ptr + rows[:, None] * 128 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    # layer 0: 128 -> 128, silu
+    n_idx = 0 + tl.arange(0, 128)
+    acc = tl.zeros((16, 128), dtype=tl.float32)
+    k_idx = 0 + tl.arange(0, 128)
+    w = tl.load(
+        w0_ptr + n_idx[:, None] * 128 + k_idx[None, :],
+    )
+    acc = tl.dot(h0_0, tl.trans(w), acc)
+    acc += tl.load(b0_ptr + n_idx).to(tl.float32)[None, :]
+    acc = acc * tl.sigmoid(acc)
+    h1_0 = acc.to(tl.bfloat16)
+    # layer 1: 128 -> 128, none
+    n_idx = 0 + tl.arange(0, 128)
+    acc = tl.zeros((16, 128), dtype=tl.float32)
+    k_idx = 0 + tl.arange(0, 128)
+    w = tl.load(
+        w1_ptr + n_idx[:, None] * 128 + k_idx[None, :],
+    )
+    acc = tl.dot(h1_0, tl.trans(w), acc)
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 128 + n_idx[None, :],
+        acc.to(tl.bfloat16),
+        mask=row_ok,
+    )
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -132,44 +170,6 @@ def _k_rowblock_m16_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
         w1_ptr + n_idx[:, None] * 128 + k_idx[None, :],
     )
     acc = tl.dot(h1_1, tl.trans(w), acc)
-    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 128 + n_idx[None, :],
-        acc.to(tl.bfloat16),
-        mask=row_ok,
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_rowblock_m64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # rowblock: BLOCK_M=64, chunk=128
-    rows = tl.program_id(0).to(tl.int64) * 64 + tl.arange(0, 64)
-    row_ok = rows[:, None] < M
-    cols = 0 + tl.arange(0, 128)
-    h0_0 = tl.load(
-        x_ptr + rows[:, None] * 128 + cols[None, :],
-        mask=row_ok,
-        other=0.0,
-    )
-    # layer 0: 128 -> 128, silu
-    n_idx = 0 + tl.arange(0, 128)
-    acc = tl.zeros((64, 128), dtype=tl.float32)
-    k_idx = 0 + tl.arange(0, 128)
-    w = tl.load(
-        w0_ptr + n_idx[:, None] * 128 + k_idx[None, :],
-    )
-    acc = tl.dot(h0_0, tl.trans(w), acc)
-    acc += tl.load(b0_ptr + n_idx).to(tl.float32)[None, :]
-    acc = acc * tl.sigmoid(acc)
-    h1_0 = acc.to(tl.bfloat16)
-    # layer 1: 128 -> 128, none
-    n_idx = 0 + tl.arange(0, 128)
-    acc = tl.zeros((64, 128), dtype=tl.float32)
-    k_idx = 0 + tl.arange(0, 128)
-    w = tl.load(
-        w1_ptr + n_idx[:, None] * 128 + k_idx[None, :],
-    )
-    acc = tl.dot(h1_0, tl.trans(w), acc)
     acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
     tl.store(
         y_ptr + rows[:, None] * 128 + n_idx[None, :],
@@ -266,6 +266,71 @@ def _k_rowblock_m64_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
 
 
 @triton.jit(do_not_specialize=["M"])
+def _k_stream_m128_n32_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # stream: BLOCK_M=128, BLOCK_N=32, chunk=64
+    rows = tl.program_id(0).to(tl.int64) * 128 + tl.arange(0, 128)
+    row_ok = rows[:, None] < M
+    cols = 0 + tl.arange(0, 64)
+    x_0 = tl.load(
+        x_ptr + rows[:, None] * 128 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    cols = 64 + tl.arange(0, 64)
+    x_1 = tl.load(
+        x_ptr + rows[:, None] * 128 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    acc_0 = tl.zeros((128, 64), dtype=tl.float32)
+    acc_1 = tl.zeros((128, 64), dtype=tl.float32)
+    for j in range(0, 128, 32):
+        hid = j + tl.arange(0, 32)
+        # hidden columns hid: 128 -> 128, silu
+        s = tl.zeros((128, 32), dtype=tl.float32)
+        k_idx = 0 + tl.arange(0, 64)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 128 + k_idx[None, :],
+        )
+        s = tl.dot(x_0, tl.trans(w), s)
+        k_idx = 64 + tl.arange(0, 64)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 128 + k_idx[None, :],
+        )
+        s = tl.dot(x_1, tl.trans(w), s)
+        s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
+        s = s * tl.sigmoid(s)
+        h = s.to(tl.bfloat16)
+        # 128 -> 128: this slice's share of every output chunk
+        n_idx = 0 + tl.arange(0, 64)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 128 + hid[None, :],
+        )
+        acc_0 = tl.dot(h, tl.trans(w), acc_0)
+        n_idx = 64 + tl.arange(0, 64)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 128 + hid[None, :],
+        )
+        acc_1 = tl.dot(h, tl.trans(w), acc_1)
+    n_idx = 0 + tl.arange(0, 64)
+    acc = acc_0
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 128 + n_idx[None, :],
+        acc.to(tl.bfloat16),
+        mask=row_ok,
+    )
+    n_idx = 64 + tl.arange(0, 64)
+    acc = acc_1
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 128 + n_idx[None, :],
+        acc.to(tl.bfloat16),
+        mask=row_ok,
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
 def _k_stream_m16_n64_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     # stream: BLOCK_M=16, BLOCK_N=64, chunk=64
     rows = tl.program_id(0).to(tl.int64) * 16 + tl.arange(0, 16)
@@ -331,9 +396,10 @@ def _k_stream_m16_n64_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
 
 
 KERNELS = {
+    "_k_rowblock_m16_c128": _k_rowblock_m16_c128,
     "_k_rowblock_m16_c64": _k_rowblock_m16_c64,
-    "_k_rowblock_m64_c128": _k_rowblock_m64_c128,
     "_k_rowblock_m64_c64": _k_rowblock_m64_c64,
+    "_k_stream_m128_n32_c64": _k_stream_m128_n32_c64,
     "_k_stream_m16_n64_c64": _k_stream_m16_n64_c64,
 }
 

@@ -33,15 +33,15 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 40.627, "eager_us": 8.319, "host_us": 16.171, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 13.688},
-        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 60.472, "eager_us": 8.041, "host_us": 17.083, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 13.93},
-        64: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 64, "eager_host_us": 60.374, "eager_us": 8.21, "host_us": 16.068, "kernel": "_k_stream_m16_n64_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 13.39},
-        256: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 64.078, "eager_us": 8.642, "host_us": 16.771, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 14.064},
-        1024: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 64, "eager_host_us": 41.454, "eager_us": 9.806, "host_us": 16.368, "kernel": "_k_stream_m16_n64_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 13.641},
-        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 14.445, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "torch", "us": 14.445},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 34.959, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "torch", "us": 34.959},
-        65536: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 120.698, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "torch", "us": 120.698},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 425.654, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "torch", "us": 425.654},
+        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 53.178, "eager_us": 8.282, "host_us": 16.414, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 4.067},
+        16: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 128, "eager_host_us": 35.953, "eager_us": 8.018, "host_us": 15.763, "kernel": "_k_stream_m16_n64_c128", "num_stages": 3, "num_warps": 4, "strategy": "stream", "us": 11.67},
+        64: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 34.534, "eager_us": 8.201, "host_us": 16.271, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.567},
+        256: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 64, "eager_host_us": 36.362, "eager_us": 8.79, "host_us": 14.987, "kernel": "_k_stream_m16_n64_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 13.466},
+        1024: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 128, "eager_host_us": 37.68, "eager_us": 9.717, "host_us": 15.598, "kernel": "_k_stream_m16_n64_c128", "num_stages": 3, "num_warps": 4, "strategy": "stream", "us": 11.826},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 14.512, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "torch", "us": 14.512},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_us": 34.809, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 31.839},
+        65536: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 122.645, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "torch", "us": 122.645},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 473.537, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "torch", "us": 473.537},
     },
     "default": {
         1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split"},
@@ -57,145 +57,8 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"compile_seconds": 25.3, "cuda": "13.0", "date": "2026-11-29T20:22:02", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 322, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 82.1, "workers": 1},
+    "NVIDIA H200|sm90|132": {"compile_seconds": 21.8, "cuda": "13.0", "date": "2026-11-29T21:39:50", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 334, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 73.0, "workers": 1},
 }
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_rowblock_m16_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # rowblock: BLOCK_M=16, chunk=128
-    rows = tl.program_id(0).to(tl.int64) * 16 + tl.arange(0, 16)
-    row_ok = rows[:, None] < M
-    cols = 0 + tl.arange(0, 128)
-    h0_0 = tl.load(
-        x_ptr + rows[:, None] * 256 + cols[None, :],
-        mask=row_ok,
-        other=0.0,
-    )
-    cols = 128 + tl.arange(0, 128)
-    h0_1 = tl.load(
-        x_ptr + rows[:, None] * 256 + cols[None, :],
-        mask=row_ok,
-        other=0.0,
-    )
-    # layer 0: 256 -> 512, gelu
-    n_idx = 0 + tl.arange(0, 128)
-    acc = tl.zeros((16, 128), dtype=tl.float32)
-    k_idx = 0 + tl.arange(0, 128)
-    w = tl.load(
-        w0_ptr + n_idx[:, None] * 256 + k_idx[None, :],
-    )
-    acc = tl.dot(h0_0, tl.trans(w), acc)
-    k_idx = 128 + tl.arange(0, 128)
-    w = tl.load(
-        w0_ptr + n_idx[:, None] * 256 + k_idx[None, :],
-    )
-    acc = tl.dot(h0_1, tl.trans(w), acc)
-    acc += tl.load(b0_ptr + n_idx).to(tl.float32)[None, :]
-    acc = 0.5 * acc * (1.0 + tl.math.erf(acc * 0.7071067811865476))
-    h1_0 = acc.to(tl.float16)
-    n_idx = 128 + tl.arange(0, 128)
-    acc = tl.zeros((16, 128), dtype=tl.float32)
-    k_idx = 0 + tl.arange(0, 128)
-    w = tl.load(
-        w0_ptr + n_idx[:, None] * 256 + k_idx[None, :],
-    )
-    acc = tl.dot(h0_0, tl.trans(w), acc)
-    k_idx = 128 + tl.arange(0, 128)
-    w = tl.load(
-        w0_ptr + n_idx[:, None] * 256 + k_idx[None, :],
-    )
-    acc = tl.dot(h0_1, tl.trans(w), acc)
-    acc += tl.load(b0_ptr + n_idx).to(tl.float32)[None, :]
-    acc = 0.5 * acc * (1.0 + tl.math.erf(acc * 0.7071067811865476))
-    h1_1 = acc.to(tl.float16)
-    n_idx = 256 + tl.arange(0, 128)
-    acc = tl.zeros((16, 128), dtype=tl.float32)
-    k_idx = 0 + tl.arange(0, 128)
-    w = tl.load(
-        w0_ptr + n_idx[:, None] * 256 + k_idx[None, :],
-    )
-    acc = tl.dot(h0_0, tl.trans(w), acc)
-    k_idx = 128 + tl.arange(0, 128)
-    w = tl.load(
-        w0_ptr + n_idx[:, None] * 256 + k_idx[None, :],
-    )
-    acc = tl.dot(h0_1, tl.trans(w), acc)
-    acc += tl.load(b0_ptr + n_idx).to(tl.float32)[None, :]
-    acc = 0.5 * acc * (1.0 + tl.math.erf(acc * 0.7071067811865476))
-    h1_2 = acc.to(tl.float16)
-    n_idx = 384 + tl.arange(0, 128)
-    acc = tl.zeros((16, 128), dtype=tl.float32)
-    k_idx = 0 + tl.arange(0, 128)
-    w = tl.load(
-        w0_ptr + n_idx[:, None] * 256 + k_idx[None, :],
-    )
-    acc = tl.dot(h0_0, tl.trans(w), acc)
-    k_idx = 128 + tl.arange(0, 128)
-    w = tl.load(
-        w0_ptr + n_idx[:, None] * 256 + k_idx[None, :],
-    )
-    acc = tl.dot(h0_1, tl.trans(w), acc)
-    acc += tl.load(b0_ptr + n_idx).to(tl.float32)[None, :]
-    acc = 0.5 * acc * (1.0 + tl.math.erf(acc * 0.7071067811865476))
-    h1_3 = acc.to(tl.float16)
-    # layer 1: 512 -> 256, none
-    n_idx = 0 + tl.arange(0, 128)
-    acc = tl.zeros((16, 128), dtype=tl.float32)
-    k_idx = 0 + tl.arange(0, 128)
-    w = tl.load(
-        w1_ptr + n_idx[:, None] * 512 + k_idx[None, :],
-    )
-    acc = tl.dot(h1_0, tl.trans(w), acc)
-    k_idx = 128 + tl.arange(0, 128)
-    w = tl.load(
-        w1_ptr + n_idx[:, None] * 512 + k_idx[None, :],
-    )
-    acc = tl.dot(h1_1, tl.trans(w), acc)
-    k_idx = 256 + tl.arange(0, 128)
-    w = tl.load(
-        w1_ptr + n_idx[:, None] * 512 + k_idx[None, :],
-    )
-    acc = tl.dot(h1_2, tl.trans(w), acc)
-    k_idx = 384 + tl.arange(0, 128)
-    w = tl.load(
-        w1_ptr + n_idx[:, None] * 512 + k_idx[None, :],
-    )
-    acc = tl.dot(h1_3, tl.trans(w), acc)
-    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + n_idx[None, :],
-        acc.to(tl.float16),
-        mask=row_ok,
-    )
-    n_idx = 128 + tl.arange(0, 128)
-    acc = tl.zeros((16, 128), dtype=tl.float32)
-    k_idx = 0 + tl.arange(0, 128)
-    w = tl.load(
-        w1_ptr + n_idx[:, None] * 512 + k_idx[None, :],
-    )
-    acc = tl.dot(h1_0, tl.trans(w), acc)
-    k_idx = 128 + tl.arange(0, 128)
-    w = tl.load(
-        w1_ptr + n_idx[:, None] * 512 + k_idx[None, :],
-    )
-    acc = tl.dot(h1_1, tl.trans(w), acc)
-    k_idx = 256 + tl.arange(0, 128)
-    w = tl.load(
-        w1_ptr + n_idx[:, None] * 512 + k_idx[None, :],
-    )
-    acc = tl.dot(h1_2, tl.trans(w), acc)
-    k_idx = 384 + tl.arange(0, 128)
-    w = tl.load(
-        w1_ptr + n_idx[:, None] * 512 + k_idx[None, :],
-    )
-    acc = tl.dot(h1_3, tl.trans(w), acc)
-    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + n_idx[None, :],
-        acc.to(tl.float16),
-        mask=row_ok,
-    )
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -349,6 +212,186 @@ def _k_split_m16_c64_n128_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc
 
 
 @triton.jit(do_not_specialize=["M"])
+def _k_stream_m128_n32_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # stream: BLOCK_M=128, BLOCK_N=32, chunk=64
+    rows = tl.program_id(0).to(tl.int64) * 128 + tl.arange(0, 128)
+    row_ok = rows[:, None] < M
+    cols = 0 + tl.arange(0, 64)
+    x_0 = tl.load(
+        x_ptr + rows[:, None] * 256 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    cols = 64 + tl.arange(0, 64)
+    x_1 = tl.load(
+        x_ptr + rows[:, None] * 256 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    cols = 128 + tl.arange(0, 64)
+    x_2 = tl.load(
+        x_ptr + rows[:, None] * 256 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    cols = 192 + tl.arange(0, 64)
+    x_3 = tl.load(
+        x_ptr + rows[:, None] * 256 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    acc_0 = tl.zeros((128, 64), dtype=tl.float32)
+    acc_1 = tl.zeros((128, 64), dtype=tl.float32)
+    acc_2 = tl.zeros((128, 64), dtype=tl.float32)
+    acc_3 = tl.zeros((128, 64), dtype=tl.float32)
+    for j in range(0, 512, 32):
+        hid = j + tl.arange(0, 32)
+        # hidden columns hid: 256 -> 512, gelu
+        s = tl.zeros((128, 32), dtype=tl.float32)
+        k_idx = 0 + tl.arange(0, 64)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
+        )
+        s = tl.dot(x_0, tl.trans(w), s)
+        k_idx = 64 + tl.arange(0, 64)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
+        )
+        s = tl.dot(x_1, tl.trans(w), s)
+        k_idx = 128 + tl.arange(0, 64)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
+        )
+        s = tl.dot(x_2, tl.trans(w), s)
+        k_idx = 192 + tl.arange(0, 64)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
+        )
+        s = tl.dot(x_3, tl.trans(w), s)
+        s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
+        s = 0.5 * s * (1.0 + tl.math.erf(s * 0.7071067811865476))
+        h = s.to(tl.float16)
+        # 512 -> 256: this slice's share of every output chunk
+        n_idx = 0 + tl.arange(0, 64)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
+        )
+        acc_0 = tl.dot(h, tl.trans(w), acc_0)
+        n_idx = 64 + tl.arange(0, 64)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
+        )
+        acc_1 = tl.dot(h, tl.trans(w), acc_1)
+        n_idx = 128 + tl.arange(0, 64)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
+        )
+        acc_2 = tl.dot(h, tl.trans(w), acc_2)
+        n_idx = 192 + tl.arange(0, 64)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
+        )
+        acc_3 = tl.dot(h, tl.trans(w), acc_3)
+    n_idx = 0 + tl.arange(0, 64)
+    acc = acc_0
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 256 + n_idx[None, :],
+        acc.to(tl.float16),
+        mask=row_ok,
+    )
+    n_idx = 64 + tl.arange(0, 64)
+    acc = acc_1
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 256 + n_idx[None, :],
+        acc.to(tl.float16),
+        mask=row_ok,
+    )
+    n_idx = 128 + tl.arange(0, 64)
+    acc = acc_2
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 256 + n_idx[None, :],
+        acc.to(tl.float16),
+        mask=row_ok,
+    )
+    n_idx = 192 + tl.arange(0, 64)
+    acc = acc_3
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 256 + n_idx[None, :],
+        acc.to(tl.float16),
+        mask=row_ok,
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_stream_m16_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # stream: BLOCK_M=16, BLOCK_N=64, chunk=128
+    rows = tl.program_id(0).to(tl.int64) * 16 + tl.arange(0, 16)
+    row_ok = rows[:, None] < M
+    cols = 0 + tl.arange(0, 128)
+    x_0 = tl.load(
+        x_ptr + rows[:, None] * 256 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    cols = 128 + tl.arange(0, 128)
+    x_1 = tl.load(
+        x_ptr + rows[:, None] * 256 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    acc_0 = tl.zeros((16, 128), dtype=tl.float32)
+    acc_1 = tl.zeros((16, 128), dtype=tl.float32)
+    for j in range(0, 512, 64):
+        hid = j + tl.arange(0, 64)
+        # hidden columns hid: 256 -> 512, gelu
+        s = tl.zeros((16, 64), dtype=tl.float32)
+        k_idx = 0 + tl.arange(0, 128)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
+        )
+        s = tl.dot(x_0, tl.trans(w), s)
+        k_idx = 128 + tl.arange(0, 128)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
+        )
+        s = tl.dot(x_1, tl.trans(w), s)
+        s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
+        s = 0.5 * s * (1.0 + tl.math.erf(s * 0.7071067811865476))
+        h = s.to(tl.float16)
+        # 512 -> 256: this slice's share of every output chunk
+        n_idx = 0 + tl.arange(0, 128)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
+        )
+        acc_0 = tl.dot(h, tl.trans(w), acc_0)
+        n_idx = 128 + tl.arange(0, 128)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
+        )
+        acc_1 = tl.dot(h, tl.trans(w), acc_1)
+    n_idx = 0 + tl.arange(0, 128)
+    acc = acc_0
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 256 + n_idx[None, :],
+        acc.to(tl.float16),
+        mask=row_ok,
+    )
+    n_idx = 128 + tl.arange(0, 128)
+    acc = acc_1
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 256 + n_idx[None, :],
+        acc.to(tl.float16),
+        mask=row_ok,
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
 def _k_stream_m16_n64_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     # stream: BLOCK_M=16, BLOCK_N=64, chunk=64
     rows = tl.program_id(0).to(tl.int64) * 16 + tl.arange(0, 16)
@@ -464,10 +507,11 @@ def _k_stream_m16_n64_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
 
 
 KERNELS = {
-    "_k_rowblock_m16_c128": _k_rowblock_m16_c128,
     "_k_split_m16_c128_n128_k128": _k_split_m16_c128_n128_k128,
     "_k_split_m16_c32_n256_k128": _k_split_m16_c32_n256_k128,
     "_k_split_m16_c64_n128_k128": _k_split_m16_c64_n128_k128,
+    "_k_stream_m128_n32_c64": _k_stream_m128_n32_c64,
+    "_k_stream_m16_n64_c128": _k_stream_m16_n64_c128,
     "_k_stream_m16_n64_c64": _k_stream_m16_n64_c64,
 }
 
