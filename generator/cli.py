@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.emit import module_path, read_module, write_module
+from mlpgen.emit import graph_cell, module_path, read_module, write_module
 from mlpgen.space import DEFAULT_BUCKETS, heuristic_config
 from mlpgen.spec import DTYPES, MLPSpec, SpecError, parse_widths
 
@@ -248,6 +248,10 @@ def cmd_show(argv: list[str]) -> int:
         print(show_header())
         for bucket, cell in sorted(tuned[key].items()):
             print(show_row(bucket, cell))
+            graph = graph_cell(cell)
+            if graph is not None:
+                text = f"{kernel_text(graph)}  {graph['us']:.2f} us GPU"
+                print(f"  {'':>7}  in a CUDA graph: {text}")
     print(
         "\nµs: GPU time (CUDA-graph replay) and per-call host time of the winner and of eager "
         "torch;\nspeedup: eager's cost over the winner's, each the larger of its two times."
@@ -259,6 +263,12 @@ def show_header() -> str:
     return (
         f"  {'bucket':>7}  {'kernel':<24} {'warps':>5} {'stages':>6} {'gpu':>8} {'host':>8} "
         f"{'eager':>8} {'eager_host':>10} {'speedup':>7}"
+    )
+
+
+def kernel_text(cell: dict) -> str:
+    return cell.get("kernel") or (
+        "cuBLASLt epilogue" if cell["strategy"] == "epilogue" else "torch (unfused)"
     )
 
 
@@ -275,9 +285,7 @@ def show_row(bucket: int, cell: dict) -> str:
 
     ours, eager = cost("us", "host_us"), cost("eager_us", "eager_host_us")
     speedup = f"{eager / ours:6.2f}x" if ours and eager else f"{'-':>7}"
-    kernel = cell.get("kernel") or (
-        "cuBLASLt epilogue" if cell["strategy"] == "epilogue" else "torch (unfused)"
-    )
+    kernel = kernel_text(cell)
     return (
         f"  {bucket:>7}  {kernel:<24} {cell['num_warps']:>5} {cell['num_stages']:>6} "
         f"{num('us')} {num('host_us')} {num('eager_us')} {num('eager_host_us', 10)} {speedup}"

@@ -28,6 +28,23 @@ def entry(config: KernelConfig, **times: float) -> dict:
     return d
 
 
+GRAPH = "graph_"  # prefix of a TUNED cell's CUDA-graph winner fields (cells stay flat)
+
+
+def with_graph_winner(cell: dict, config: KernelConfig, us: float) -> dict:
+    """`cell` plus the config to run instead while a CUDA graph is being captured (the least
+    GPU time; replays have no host cost), as graph_-prefixed fields."""
+    graph = entry(config, us=us)
+    return cell | {GRAPH + k: v for k, v in graph.items()}
+
+
+def graph_cell(cell: dict) -> dict | None:
+    """The CUDA-graph winner stored in a TUNED cell (with_graph_winner), or None."""
+    if GRAPH + "strategy" not in cell:
+        return None
+    return {k[len(GRAPH) :]: v for k, v in cell.items() if k.startswith(GRAPH)}
+
+
 def default_table(spec: MLPSpec, buckets=DEFAULT_BUCKETS) -> dict[int, dict]:
     return {b: entry(heuristic_config(spec, b)) for b in buckets}
 
@@ -81,7 +98,9 @@ def read_module(path: Path) -> tuple[MLPSpec, dict, dict]:
 
 
 def render(spec: MLPSpec, tuned: dict, provenance: dict) -> str:
-    configs = [KernelConfig.from_dict(c) for table in tuned.values() for c in table.values()]
+    cells = [c for table in tuned.values() for c in table.values()]
+    cells += [g for g in map(graph_cell, cells) if g is not None]
+    configs = [KernelConfig.from_dict(c) for c in cells]
     header = {
         "version": mlpgen.__version__,
         "template_hash": template_hash(),

@@ -47,6 +47,7 @@ def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, res
                 "dropped_by": r.plan.space.dropped_counts(),
                 "measured": r.measured,
                 "winner": win,
+                "graph_winner": r.graph and entry(r.graph[0], us=r.graph[1].us),
                 "eager_us": None if r.eager is None else round(r.eager.us, 3),
                 "trials": r.trials,
             }

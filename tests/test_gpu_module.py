@@ -214,3 +214,55 @@ def test_second_gpu_uses_its_device(make):
     assert mod.gpu_key(torch.device("cuda", 1)).endswith(
         f"|{torch.cuda.get_device_properties(1).multi_processor_count}"
     )
+
+
+@pytest.mark.parametrize(
+    "graph_config",
+    [
+        dict(strategy="split", block_m=16, chunk=32, block_n=256, block_k=128),
+        dict(strategy="persist", block_m=16, block_n=32, block_k=64, num_stages=3),
+    ],
+    ids=lambda c: c["strategy"],
+)
+def test_cuda_graph_capture_runs_the_graph_winner(load_generated, graph_config):
+    """A bucket whose CUDA-graph winner differs from its winner for calls: warm-up outside the
+    capture compiles both; the capture records the graph winner with private workspaces
+    (their zeroing captured too); replays are right, and calls outside the graph still run
+    the call winner on the shared workspace."""
+    from mlpgen.emit import entry, with_graph_winner
+    from mlpgen.spec import KernelConfig
+    from mlpgen.tune import gpu_key
+
+    spec = MLPSpec(HEADLINE, act="gelu")
+    calls = KernelConfig("stream", block_m=16, block_n=64, chunk=64, num_warps=8, num_stages=3)
+    graph_cfg = KernelConfig(**graph_config)
+    cell = with_graph_winner(entry(calls, us=11.7, host_us=15.0), graph_cfg, 4.1)
+    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={64: cell})
+    static_x = torch.randn(64, 256, device="cuda", dtype=torch.float16)
+    w = [
+        torch.randn(512, 256, device="cuda", dtype=torch.float16) / 16,
+        torch.randn(256, 512, device="cuda", dtype=torch.float16) / 23,
+    ]
+    b = [
+        torch.randn(512, device="cuda", dtype=torch.float16) / 10,
+        torch.randn(256, device="cuda", dtype=torch.float16) / 10,
+    ]
+    with torch.no_grad():
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                mod.mlp(static_x, w, b)
+        torch.cuda.current_stream().wait_stream(side)
+        assert mod._PLANS[(0, 64, True)].cfg["kernel"] == graph_cfg.kernel_name
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_y = mod.mlp(static_x, w, b)
+        for _ in range(3):
+            x = torch.randn_like(static_x)
+            static_x.copy_(x)
+            graph.replay()
+            torch.cuda.synchronize()
+            assert rel_error(static_y, reference(spec, x, w, b)) <= TOLERANCE["fp16"]
+            assert rel_error(mod.mlp(x, w, b), reference(spec, x, w, b)) <= TOLERANCE["fp16"]
+        assert mod._PLANS[(0, 64, False)].cfg["kernel"] == calls.kernel_name

@@ -273,3 +273,30 @@ def test_epilogue_path_is_dispatched_and_matches_the_reference(load_generated, a
     assert calls and rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
     gelu, _ = load_generated(MLPSpec((24, 40, 9), act="gelu"))
     assert set(gelu._TORCH_PATHS) == {"torch"} and not hasattr(gelu, "epilogue")
+
+
+def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tmp_path, capsys):
+    """A cell with a CUDA-graph winner: its kernel is in the module, config_for(graph=True)
+    returns it, and run with private workspaces (as under capture) it is correct and leaves
+    the shared workspace alone. (The capture itself is checked on the GPU.)"""
+    from mlpgen.cli import main
+    from mlpgen.emit import entry, with_graph_winner
+    from mlpgen.spec import KernelConfig
+    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+    spec = MLPSpec((40, 70, 9), act="gelu", dtype="fp32")
+    calls = KernelConfig("stream", block_m=16, block_n=16, chunk=32, num_stages=3)
+    graph = KernelConfig("split", block_m=16, chunk=16, block_n=16, block_k=16)
+    cell = with_graph_winner(entry(calls, us=11.7, host_us=15.0), graph, 4.1)
+    mod, path = load_generated(spec, gpu_key="Some GPU|sm90|132", table={1: cell})
+    assert mod._GRAPH_CELLS and graph.kernel_name in mod.KERNELS
+    assert mod.config_for(5, "Some GPU|sm90|132")["kernel"] == calls.kernel_name
+    chosen = mod.config_for(5, "Some GPU|sm90|132", graph=True)
+    assert chosen["kernel"] == graph.kernel_name and chosen["us"] == 4.1
+    x, weights, biases = random_problem(spec, 37)
+    plan = mod._Plan(chosen, 37, x, shared_ws=False)
+    y = mod._execute(plan, x, weights, biases, private=True)
+    assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+    assert not mod._SPLIT_WORKSPACES  # private buffers only
+    assert main(["show", str(path)]) == 0
+    assert f"in a CUDA graph: {graph.kernel_name}  4.10 us GPU" in capsys.readouterr().out

@@ -7,6 +7,7 @@ The tests search a fixed table (TABLE, pinned for every test) from a fixed heuri
 (DEFAULT, pinned too) rather than the production domains and heuristic, so that tuning those
 changes none of what is checked here."""
 
+import dataclasses
 import io
 import json
 import math
@@ -672,3 +673,28 @@ def test_every_strategy_is_seeded_early():
         split = {"split"} if b <= SPLIT_MAX_BUCKET else set()
         assert {c.strategy for c in seeds} == {"rowblock", "stream", "persist"} | split
         assert all(c in bucket.first for c in seeds if c in bucket.space)
+
+
+def test_a_separate_cuda_graph_winner_when_gpu_time_and_score_disagree(tmp_path):
+    """At a host-bound bucket the winner is chosen on host time; the least GPU time (what a
+    CUDA-graph replay costs) is stored beside it when it is more than TIE faster."""
+    from mlpgen.emit import graph_cell
+    from mlpgen.tune import BucketResult, pick_graph_winner, winners_table
+
+    cheap = KernelConfig("stream", block_m=16, block_n=64, chunk=64, num_stages=3)
+    fast = KernelConfig("split", block_m=16, chunk=32, block_n=256, block_k=128)
+    records = [
+        (cheap, Measurement("ok", us=11.7, host_us=15.0)),
+        (fast, Measurement("ok", us=4.1, host_us=17.5)),  # 17% dearer launch: outside the tie
+        (TORCH, Measurement("ok", us=8.3, host_us=40.0)),
+    ]
+    winner = pick_winner(records)
+    assert winner[0] == cheap
+    graph = pick_graph_winner(records, winner)
+    assert graph[0] == fast
+    assert pick_graph_winner(records[:1] + [(fast, Measurement("ok", us=11.0))], winner) is None
+    result = BucketResult(64, None, winner, records[2][1], graph, [], 3)
+    [cell] = winners_table({64: result}).values()
+    assert KernelConfig.from_dict(cell) == cheap and cell["us"] == 11.7
+    assert KernelConfig.from_dict(graph_cell(cell)) == fast and graph_cell(cell)["us"] == 4.1
+    assert graph_cell(winners_table({64: dataclasses.replace(result, graph=None)})[64]) is None
