@@ -304,6 +304,7 @@ def _serve(conn, fn, device: str | None) -> None:
     exits after the answer, so it replaces the worker instead of racing a dying process."""
     if device is not None:  # before anything initialises CUDA in this process
         os.environ["CUDA_VISIBLE_DEVICES"] = device
+    os.setpgrp()  # our own process group: a kill on timeout also reaches ptxas and other children
     conn.send(("ready", None, True))
     while True:
         try:
@@ -376,7 +377,10 @@ class Worker:
         if self.proc is None:
             return None
         if self.proc.is_alive():
-            self.proc.kill()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)  # the worker and what it started
+            except OSError:  # not yet its own group leader, or already gone
+                self.proc.kill()
         self.proc.join(10)
         code = self.proc.exitcode
         self.conn.close()

@@ -5,7 +5,9 @@
 import atexit
 import math
 import os
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -41,6 +43,13 @@ def hang(x):
 
 def die(x):
     os._exit(3)
+
+
+def hang_in_a_child(path):
+    # like Triton waiting on ptxas: the worker hangs on a subprocess of its own
+    child = subprocess.Popen(["sleep", "60"])
+    Path(path).write_text(str(child.pid))
+    child.wait()
 
 
 def fail(x):
@@ -82,6 +91,24 @@ def test_worker_is_replaced_after_a_hang_and_after_a_crash():
         w.fn = answer
         status, (_, pid, value) = w.run(5)
         assert (status, value) == ("ok", 10) and pid != os.getpid() and w.restarts == 2
+
+
+def test_a_timeout_kills_what_the_worker_started(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    with Worker(hang_in_a_child, limit_s=3.0) as w:
+        status, _ = w.run(str(pid_file))
+        assert status == "timeout"
+    child = int(pid_file.read_text())
+    for _ in range(50):  # killed with the worker's process group (a zombie until reaped by init)
+        try:
+            state = Path(f"/proc/{child}/stat").read_text().split()[2]
+        except FileNotFoundError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the worker's child {child} outlived the timeout")
 
 
 def test_a_poisoned_worker_is_replaced_before_the_next_task():
