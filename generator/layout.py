@@ -146,6 +146,7 @@ class SplitPlan:
     mask_k: bool  # k is not a multiple of block_k
     mask_hidden: bool  # hidden is not a multiple of chunk
     mask_n: bool  # n is not a multiple of block_n
+    n_starts: tuple[int, ...]  # the output tiles' first columns, block_n apart
     act: str
     out_act: str
 
@@ -162,6 +163,7 @@ def plan_split(spec: MLPSpec, config: KernelConfig) -> SplitPlan:
         mask_k=k % config.block_k != 0,
         mask_hidden=hidden % config.chunk != 0,
         mask_n=n % config.block_n != 0,
+        n_starts=tuple(range(0, n, config.block_n)),
         act=spec.act,
         out_act=spec.out_act,
     )
