@@ -146,9 +146,19 @@ class SplitPlan:
     mask_k: bool  # k is not a multiple of block_k
     mask_hidden: bool  # hidden is not a multiple of chunk
     mask_n: bool  # n is not a multiple of block_n
-    n_starts: tuple[int, ...]  # the output tiles' first columns, block_n apart
+    # the output tiles' first columns, the partial tile (n % block_n columns) first: the last
+    # tile's acq_rel adds must be issued by every thread that added anything, and a thread is
+    # masked off in a full tile only if its rows are past M (then it added nothing at all)
+    n_starts: tuple[int, ...]
     act: str
     out_act: str
+
+
+def split_tile_order(n: int, block_n: int) -> tuple[int, ...]:
+    starts = list(range(0, n, block_n))
+    if n % block_n and len(starts) > 1:
+        starts.insert(0, starts.pop())
+    return tuple(starts)
 
 
 def plan_split(spec: MLPSpec, config: KernelConfig) -> SplitPlan:
@@ -163,7 +173,7 @@ def plan_split(spec: MLPSpec, config: KernelConfig) -> SplitPlan:
         mask_k=k % config.block_k != 0,
         mask_hidden=hidden % config.chunk != 0,
         mask_n=n % config.block_n != 0,
-        n_starts=tuple(range(0, n, config.block_n)),
+        n_starts=split_tile_order(n, config.block_n),
         act=spec.act,
         out_act=spec.out_act,
     )

@@ -158,3 +158,16 @@ def test_generated_module_is_lint_clean(tmp_path):
             text=True,
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_split_issues_a_full_output_tile_last():
+    """The split kernel's last tile of adds is acq_rel (each thread waits for its adds before the
+    arrival), so it must be one that every thread with work takes part in: a full tile."""
+    from mlpgen.layout import plan_split
+
+    for n, block_n, want in [(40, 16, (32, 0, 16)), (48, 16, (0, 16, 32)), (10, 16, (0,))]:
+        config = KernelConfig("split", block_m=16, chunk=16, block_n=block_n, block_k=16)
+        assert plan_split(MLPSpec((8, 20, n)), config).n_starts == want
+    src = render_kernel(MLPSpec((8, 20, 40)), KernelConfig("split", chunk=16, block_n=16))
+    assert src.count('sem="relaxed"') == 2 and src.count('sem="acq_rel"') == 2  # + the arrival
+    assert src.index("ns = 32 +") < src.index("ns = 0 +") < src.index('sem="acq_rel"')
