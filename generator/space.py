@@ -105,6 +105,21 @@ def shared_bytes(spec: MLPSpec, config: KernelConfig) -> int:
     return (tile_m * tile_k + tile_k * tile_n) * b + tile_m * tile_n * 4
 
 
+def register_reason(regs: int, num_warps: int) -> str | None:
+    """Why `regs` registers per thread cannot run with num_warps warps, or None."""
+    cap = min(MAX_REGS, REGISTER_FILE // (32 * num_warps))
+    if regs > cap:
+        return f"~{regs} registers per thread (max {cap} with {num_warps} warps)"
+    return None
+
+
+def shared_reason(smem: int, max_shared: int) -> str | None:
+    """Why `smem` bytes of shared memory per program do not fit, or None."""
+    if smem > max_shared:
+        return f"~{smem // 1024} KiB shared memory (max {max_shared // 1024})"
+    return None
+
+
 def rowblock_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
     if not fusable(spec):
         return f"a width over {MAX_FUSED_WIDTH} does not fit on chip"
@@ -114,13 +129,10 @@ def rowblock_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str
     if dots > MAX_DOTS:
         return f"{dots} unrolled dots (max {MAX_DOTS})"
     regs = registers_per_thread(spec, config)
-    cap = min(MAX_REGS, REGISTER_FILE // (32 * config.num_warps))
-    if regs > cap:
-        return f"~{regs} registers per thread (max {cap} with {config.num_warps} warps)"
+    if (why := register_reason(regs, config.num_warps)) is not None:
+        return why
     smem = shared_bytes(spec, config)
-    if smem > max_shared:
-        return f"~{smem // 1024} KiB shared memory (max {max_shared // 1024})"
-    return None
+    return shared_reason(smem, max_shared)
 
 
 def persist_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
@@ -129,8 +141,8 @@ def persist_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str 
         return f"~{acc} accumulator registers per thread (max {MAX_ACC_REGS})"
     b = ELEM_BYTES[spec.dtype]
     smem = (config.block_m + config.block_n) * config.block_k * b * config.num_stages
-    if smem > max_shared:
-        return f"~{smem // 1024} KiB shared memory (max {max_shared // 1024})"
+    if (why := shared_reason(smem, max_shared)) is not None:
+        return why
     widest = max(MIN_DOT, next_pow2(max(spec.widths[1:])))
     if config.block_n > max(32, widest):
         return f"block_n {config.block_n} over the widest layer: same kernel as a narrower one"
@@ -145,9 +157,8 @@ def stream_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str |
     live = config.block_m * (padded(k, config.chunk) * b + padded(n2, config.chunk) * 4)
     live += config.block_m * config.block_n * 4
     regs = live // (4 * 32 * config.num_warps)
-    cap = min(MAX_REGS, REGISTER_FILE // (32 * config.num_warps))
-    if regs > cap:
-        return f"~{regs} registers per thread (max {cap} with {config.num_warps} warps)"
+    if (why := register_reason(regs, config.num_warps)) is not None:
+        return why
     if config.block_n > max(32, next_pow2(n1)):
         return f"block_n {config.block_n} over the hidden width: same kernel as a narrower one"
     return None
@@ -162,13 +173,10 @@ def split_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | 
     # registers; the weight tiles are tl.dot's shared-memory operands (counted below)
     live = m * c * (4 + b) + m * n * 4 + m * k * b
     regs = live // (4 * 32 * config.num_warps)
-    cap = min(MAX_REGS, REGISTER_FILE // (32 * config.num_warps))
-    if regs > cap:
-        return f"~{regs} registers per thread (max {cap} with {config.num_warps} warps)"
+    if (why := register_reason(regs, config.num_warps)) is not None:
+        return why
     smem = max((m + c) * k, (m + n) * c) * b + m * n * 4
-    if smem > max_shared:
-        return f"~{smem // 1024} KiB shared memory (max {max_shared // 1024})"
-    return None
+    return shared_reason(smem, max_shared)
 
 
 EPILOGUE_ACTS = ("relu", "gelu_tanh")  # activations cuBLASLt's epilogue computes exactly
