@@ -101,6 +101,11 @@ def plan_tiles(spec: MLPSpec, config: KernelConfig) -> tuple[TiledLayer, ...]:
     return tuple(out)
 
 
+def plan_hidden_tiles(spec: MLPSpec, config: KernelConfig) -> tuple[TiledLayer, ...]:
+    """The layered strategy's kernels: the hidden layers (every layer but the last), tiled."""
+    return plan_tiles(spec, config)[:-1]
+
+
 @dataclass(frozen=True)
 class StreamPlan:
     """The stream strategy (two layers): x chunks stay in registers, the hidden layer is
@@ -146,19 +151,9 @@ class SplitPlan:
     mask_k: bool  # k is not a multiple of block_k
     mask_hidden: bool  # hidden is not a multiple of chunk
     mask_n: bool  # n is not a multiple of block_n
-    # the output tiles' first columns, the partial tile (n % block_n columns) first: the last
-    # tile's acq_rel adds must be issued by every thread that added anything, and a thread is
-    # masked off in a full tile only if its rows are past M (then it added nothing at all)
-    n_starts: tuple[int, ...]
+    n_starts: tuple[int, ...]  # the output tiles' first columns
     act: str
     out_act: str
-
-
-def split_tile_order(n: int, block_n: int) -> tuple[int, ...]:
-    starts = list(range(0, n, block_n))
-    if n % block_n and len(starts) > 1:
-        starts.insert(0, starts.pop())
-    return tuple(starts)
 
 
 def plan_split(spec: MLPSpec, config: KernelConfig) -> SplitPlan:
@@ -173,7 +168,7 @@ def plan_split(spec: MLPSpec, config: KernelConfig) -> SplitPlan:
         mask_k=k % config.block_k != 0,
         mask_hidden=hidden % config.chunk != 0,
         mask_n=n % config.block_n != 0,
-        n_starts=split_tile_order(n, config.block_n),
+        n_starts=tuple(range(0, n, config.block_n)),
         act=spec.act,
         out_act=spec.out_act,
     )

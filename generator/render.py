@@ -11,12 +11,19 @@ import jinja2
 
 import mlpgen.templates
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.layout import plan_layers, plan_split, plan_stream, plan_tiles
+from mlpgen.layout import plan_hidden_tiles, plan_layers, plan_split, plan_stream, plan_tiles
 from mlpgen.spec import KernelConfig, MLPSpec
 
 TEMPLATE_DIR = Path(mlpgen.templates.__file__).parent
 TL_DTYPES = {"fp16": "tl.float16", "bf16": "tl.bfloat16", "fp32": "tl.float32"}
 TORCH_DTYPES = {"fp16": "torch.float16", "bf16": "torch.bfloat16", "fp32": "torch.float32"}
+PLANNERS = {
+    "persist": plan_tiles,
+    "stream": plan_stream,
+    "split": plan_split,
+    "layered": plan_hidden_tiles,
+}
+GROUP_M = 8  # layered: row tiles per program group (consecutive programs share weight tiles)
 
 
 @cache
@@ -39,13 +46,19 @@ def template_hash() -> str:
     return h.hexdigest()[:12]
 
 
+def kernel_names(spec: MLPSpec, config: KernelConfig) -> list[str]:
+    """The @triton.jit functions that render_kernel defines: config.kernel_name, or for the
+    layered strategy one per hidden layer (kernel_name + "_l<layer>")."""
+    if config.strategy == "layered":
+        return [f"{config.kernel_name}_l{i}" for i in range(len(spec.widths) - 2)]
+    return [config.kernel_name]
+
+
 def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
-    """Source of one @triton.jit kernel named config.kernel_name."""
+    """Source of the @triton.jit kernels of one config (kernel_names)."""
     if not config.has_kernel:
         raise ValueError(f"the {config.strategy} strategy has no kernel")
-    planner = {"persist": plan_tiles, "stream": plan_stream, "split": plan_split}.get(
-        config.strategy, plan_layers
-    )
+    planner = PLANNERS.get(config.strategy, plan_layers)
     template = environment().get_template(f"kernel_{config.strategy}.j2")
     plan = planner(spec, config)
     return template.render(
@@ -56,6 +69,7 @@ def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
         plan=plan,
         tl_dtype=TL_DTYPES[spec.dtype],
         macros={name: a.macro for name, a in ACTIVATIONS.items()},
+        group_m=GROUP_M,
     )
 
 
@@ -95,7 +109,7 @@ def render_module(
             header=header,
             kernel_sources=[render_kernel(spec, kernels[k]) for k in sorted(kernels)],
             epilogue_gelu=epilogue_gelu(spec),
-            kernel_names=sorted(kernels),
+            kernel_names=sorted(n for c in kernels.values() for n in kernel_names(spec, c)),
             torch_dtype=TORCH_DTYPES[spec.dtype],
             act_src=ACTIVATIONS[spec.act].torch_src,
             out_act_src=ACTIVATIONS[spec.out_act].torch_src,

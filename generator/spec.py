@@ -9,7 +9,7 @@ from mlpgen.activations import ACTIVATIONS
 
 MAX_WIDTH = 8192
 DTYPES = ("fp16", "bf16", "fp32")
-STRATEGIES = ("rowblock", "persist", "stream", "split", "epilogue", "torch")
+STRATEGIES = ("rowblock", "persist", "stream", "split", "layered", "epilogue", "torch")
 KERNEL_FREE = ("epilogue", "torch")  # strategies that launch torch ops, no Triton kernel
 
 
@@ -114,6 +114,10 @@ class KernelConfig:
       a time) and adds that into an fp32 workspace with atomics; the last program of a row block
       to arrive adds the bias and writes y. The weights are read by many SMs, and no program
       waits for another (no grid barrier).
+    layered: for large batches: one Triton GEMM per hidden layer (block_m x block_n tiles, a
+      block_k loop) with the bias and activation applied before its one store, so the hidden
+      activation crosses memory twice instead of four times (no separate activation pass, for
+      any activation); the last layer, with nothing to fuse, is a cuBLAS GEMM.
     epilogue: no Triton kernel: one cuBLAS GEMM per layer with the bias and the activation
       fused into cuBLASLt's epilogue (relu, gelu_tanh), which saves eager's separate
       activation pass over the hidden layer (large batches).
@@ -147,6 +151,8 @@ class KernelConfig:
             return ""
         if self.strategy == "persist":
             return f"_k_persist_m{self.block_m}_n{self.block_n}_k{self.block_k}"
+        if self.strategy == "layered":
+            return f"_k_layered_m{self.block_m}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "split":
             return f"_k_split_m{self.block_m}_c{self.chunk}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "stream":

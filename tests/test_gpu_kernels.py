@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from mlpgen.emit import entry
-from mlpgen.space import heuristic_config
+from mlpgen.space import heuristic_config, infeasible_reason
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
 
@@ -121,3 +121,33 @@ def test_split_many_programs(load_generated, widths, act, dtype):
                 assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
         [(_, acc, counts)] = mod._SPLIT_WORKSPACES.values()
         assert not acc.any() and not counts.any()
+
+
+LAYERED = [
+    KernelConfig("layered", block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=3),
+    KernelConfig("layered", block_m=64, block_n=256, block_k=64, num_warps=4, num_stages=4),
+    KernelConfig("layered", block_m=128, block_n=64, block_k=64, num_warps=4, num_stages=4),
+]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize(
+    "widths, act",
+    [((256, 512, 256), "gelu"), ((100, 300, 200, 7), "silu"), ((784, 1024, 1024, 10), "relu")],
+)
+def test_layered_kernels(load_generated, widths, act, dtype):
+    """The per-layer GEMMs with fused bias and activation on real tensor cores (wgmma tiles,
+    pipelined loads; the interpreter ignores both): odd widths, M not a multiple of block_m,
+    a partial group of row tiles."""
+    spec = MLPSpec(widths, act=act, dtype=dtype)
+    smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+    tiles = [c for c in LAYERED if infeasible_reason(spec, c, smem) is None]
+    assert len(tiles) >= 2  # fp32 drops 64x256 with 4 stages (320 KiB of shared memory)
+    table = {i: entry(c) for i, c in enumerate(tiles, 1)}
+    mod, _ = load_generated(spec, gpu_key="test", table=table)
+    for m in (1, 37, 1000, 4099):
+        x, weights, biases = random_problem(spec, m, device="cuda")
+        for cell in table.values():
+            y = mod._launch(x, weights, biases, cell)
+            err = rel_error(y, reference(spec, x, weights, biases))
+            assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)

@@ -131,8 +131,11 @@ def test_cuda_graph_capture_and_replay(make, m):
             x = torch.randn_like(static_x)
             static_x.copy_(x)
             graph.replay()
-            torch.testing.assert_close(static_y, fused(x), atol=0, rtol=0)
+            # fresh inputs each replay: a graph that replayed stale data fails against eager.
+            # Not bitwise against a call: split (the default at 1-64 rows) sums in fp32
+            # atomics, in whatever order the programs arrive (last-bit differences on the H200)
             assert rel_error(static_y, seq(x).float()) <= TOLERANCE["fp16"]
+            assert rel_error(static_y, fused(x).float()) <= TOLERANCE["fp16"]
 
 
 def test_cuda_graph_capture_of_a_training_step(make):

@@ -120,6 +120,46 @@ def test_split_kernel_matches_reference(load_generated, widths, act, out_act, dt
     assert not acc.any() and not counts.any()
 
 
+LAYERED = [
+    KernelConfig(strategy="layered", block_m=16, block_n=16, block_k=16),
+    KernelConfig(strategy="layered", block_m=32, block_n=64, block_k=32),
+]
+
+
+@pytest.mark.parametrize(
+    "widths, act, out_act, dtype, bias, m",
+    [
+        # 11 row tiles of 16 at M=161: a full group of 8 and a partial one
+        ((100, 37, 10), "gelu", "none", "fp16", True, 161),
+        ((20, 30, 40, 30, 5), "tanh", "sigmoid", "fp32", False, 33),
+        ((37, 70, 130), "relu", "silu", "fp32", True, 1),
+    ],
+)
+def test_layered_kernels_match_reference(load_generated, widths, act, out_act, dtype, bias, m):
+    """One fused GEMM per hidden layer (odd widths: masked k and n tiles; M not a multiple of
+    block_m; grouped program order with a partial group), the last layer by torch."""
+    spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
+    errors = run_configs(load_generated, spec, LAYERED, m)
+    assert all(err <= TOLERANCE[dtype] for err in errors), errors
+
+
+def test_layered_module_runs_one_kernel_per_hidden_layer(load_generated, monkeypatch):
+    """The module's plan path (mlp()) launches each hidden layer's kernel once, in order."""
+    spec = MLPSpec((24, 40, 48, 8), act="gelu", dtype="fp32")
+    mod, _ = load_generated(spec, gpu_key=KEY, table={1: entry(LAYERED[0])})
+    mod.TUNED["default"] = {1: entry(LAYERED[0])}  # the interpreter runs the default table
+    mod._CONFIGS.clear()
+    launched = []
+    real = mod._run
+    monkeypatch.setattr(
+        mod, "_run", lambda kernel, *a: launched.append(kernel.fn.__name__) or real(kernel, *a)
+    )
+    x, weights, biases = random_problem(spec, 21)
+    y = mod.mlp(x, weights, biases)
+    assert launched == ["_k_layered_m16_n16_k16_l0", "_k_layered_m16_n16_k16_l1"]
+    assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+
+
 @pytest.mark.parametrize("dtype", ["fp32", "fp16"])
 def test_every_activation(load_generated, dtype):
     for act in ACTIVATIONS:

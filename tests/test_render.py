@@ -160,14 +160,16 @@ def test_generated_module_is_lint_clean(tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_split_issues_a_full_output_tile_last():
-    """The split kernel's last tile of adds is acq_rel (each thread waits for its adds before the
-    arrival), so it must be one that every thread with work takes part in: a full tile."""
+def test_split_adds_relaxed_and_arrives_acq_rel():
+    """The partial sums go out as relaxed atomic adds, one tile of outputs after another; only
+    the row block's arrival on its counter orders them (acq_rel, after a CTA barrier). The H200
+    runs showed acq_rel adds cost 1-3 us at batch 1-64 and did not change the 8-warp failures
+    (BENCHMARKS.md)."""
     from mlpgen.layout import plan_split
 
-    for n, block_n, want in [(40, 16, (32, 0, 16)), (48, 16, (0, 16, 32)), (10, 16, (0,))]:
-        config = KernelConfig("split", block_m=16, chunk=16, block_n=block_n, block_k=16)
-        assert plan_split(MLPSpec((8, 20, n)), config).n_starts == want
+    config = KernelConfig("split", block_m=16, chunk=16, block_n=16, block_k=16)
+    assert plan_split(MLPSpec((8, 20, 40)), config).n_starts == (0, 16, 32)
     src = render_kernel(MLPSpec((8, 20, 40)), KernelConfig("split", chunk=16, block_n=16))
-    assert src.count('sem="relaxed"') == 2 and src.count('sem="acq_rel"') == 2  # + the arrival
-    assert src.index("ns = 32 +") < src.index("ns = 0 +") < src.index('sem="acq_rel"')
+    assert src.count('sem="relaxed"') == 3 and src.count('sem="acq_rel"') == 1
+    assert src.index("ns = 0 +") < src.index("ns = 32 +") < src.index("tl.debug_barrier()")
+    assert src.index("tl.debug_barrier()") < src.index('sem="acq_rel"')

@@ -64,17 +64,19 @@ def test_every_table_config_is_a_candidate_or_dropped_with_a_reason(widths, buck
 
 
 def test_headline_space_sizes():
-    """The production table for 256,512,256 fp16: 12 rowblock, 32 persist, 32 stream and 12
-    split configs, epilogue and torch. 15 cannot work: rowblock 64 rows x chunk 128 with 4
-    warps and stream's 128-row tiles with 4 warps (registers), persist's block_n 256 (shared
-    memory, or 256 accumulators per thread at 128 x 256 with 4 warps), split 32 x chunk 128 x
-    block_n 256 (shared memory), epilogue (gelu); every other one is searched from 256 rows
-    up, split only up to 4096 rows. A bucket of one row only searches 16-row tiles, of every
-    row-tiled strategy."""
+    """The production table for 256,512,256 fp16: 12 rowblock, 32 persist, 32 stream, 12 split
+    and 24 layered configs, epilogue and torch. 25 cannot work: rowblock 64 rows x chunk 128
+    with 4 warps and stream's 128-row tiles with 4 warps (registers), persist's block_n 256
+    (shared memory, or 256 accumulators per thread at 128 x 256 with 4 warps), split 32 x
+    chunk 128 x block_n 256 (shared memory), layered's 10 tiles over the portable shared
+    memory or with 256 accumulators per thread, epilogue (gelu); every other one is searched
+    from 256 rows up, split only up to 4096 rows, layered only from 1024. A bucket of one row
+    only searches 16-row tiles, of every row-tiled strategy."""
     sizes = {b: len(search_space(HEADLINE, b).candidates) for b in (1, 16, 64, 256, 262144)}
-    assert sizes == {1: 25, 16: 25, 64: 65, 256: 75, 262144: 64}
-    assert len(search_space(HEADLINE, 4096).candidates) == 75
-    assert len(search_space(HEADLINE, 8192).candidates) == 64  # split: over its 4096 rows
+    assert sizes == {1: 25, 16: 25, 64: 65, 256: 75, 262144: 78}
+    assert len(search_space(HEADLINE, 1024).candidates) == 89
+    assert len(search_space(HEADLINE, 4096).candidates) == 89
+    assert len(search_space(HEADLINE, 8192).candidates) == 78  # split: over its 4096 rows
     one = search_space(HEADLINE, 1)
     assert {c.block_m for c in one.candidates if c.strategy != "torch"} == {16}
     assert {c.strategy for c in one.candidates} == {
@@ -85,9 +87,9 @@ def test_headline_space_sizes():
         "torch",
     }
     assert one.dropped_counts() == {
-        "dominated": 50,
-        "registers": 6,
-        "shared memory": 8,
+        "dominated": 64,  # with layered's 14 (under its 1024 rows)
+        "registers": 8,
+        "shared memory": 16,
         "no epilogue": 1,  # gelu: cuBLASLt's GELU epilogue is the tanh approximation
     }
 
@@ -132,7 +134,8 @@ def test_wide_specs_drop_rowblock_and_search_persist_and_torch():
     assert all(space.reason_kind(r) == "too wide" for c, r in s.dropped if c.strategy == "rowblock")
     assert all("2 layers" in r for c, r in s.dropped if c.strategy == "stream")  # one layer
     deep = search_space(MLPSpec((784, 2048, 2048, 10)), 4096)
-    assert {c.strategy for c in deep.candidates} == {"persist", "torch"}
+    assert {c.strategy for c in deep.candidates} == {"persist", "layered", "torch"}
+    assert all("hidden layer" in r for c, r in s.dropped if c.strategy == "layered")
 
 
 def test_feasibility_reasons():

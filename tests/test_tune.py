@@ -665,13 +665,14 @@ def test_compare_a_budgeted_search_with_an_exhaustive_one(tmp_path, capsys):
 
 def test_every_strategy_is_seeded_early():
     """A small budget compares strategies: one seed per kernel strategy follows the firsts."""
-    from mlpgen.space import SPLIT_MAX_BUCKET, strategy_seeds
+    from mlpgen.space import LAYERED_MIN_BUCKET, SPLIT_MAX_BUCKET, strategy_seeds
 
-    for b in (1, 64, 16384):
+    for b in (1, 64, 1024, 16384):
         [bucket] = plan(job((b,), trials=6))
         seeds = strategy_seeds(SPEC, b)
         split = {"split"} if b <= SPLIT_MAX_BUCKET else set()
-        assert {c.strategy for c in seeds} == {"rowblock", "stream", "persist"} | split
+        layered = {"layered"} if b >= LAYERED_MIN_BUCKET else set()
+        assert {c.strategy for c in seeds} == {"rowblock", "stream", "persist"} | split | layered
         assert all(c in bucket.first for c in seeds if c in bucket.space)
 
 
