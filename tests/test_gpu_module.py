@@ -229,9 +229,9 @@ def test_second_gpu_uses_its_device(make):
 )
 def test_cuda_graph_capture_runs_the_graph_winner(load_generated, graph_config):
     """A bucket whose CUDA-graph winner differs from its winner for calls: warm-up outside the
-    capture compiles both; the capture records the graph winner with private workspaces
-    (their zeroing captured too); replays are right, and calls outside the graph still run
-    the call winner on the shared workspace."""
+    capture compiles both and gives the graph winner its own workspace; the capture records
+    the graph winner on it (no zeroing captured); replays are right and leave it zero, and
+    calls outside the graph still run the call winner on the shared workspace."""
     from mlpgen.emit import entry, with_graph_winner
     from mlpgen.spec import KernelConfig
     from mlpgen.tune import gpu_key
@@ -257,7 +257,9 @@ def test_cuda_graph_capture_runs_the_graph_winner(load_generated, graph_config):
             for _ in range(3):
                 mod.mlp(static_x, w, b)
         torch.cuda.current_stream().wait_stream(side)
-        assert mod._PLANS[(0, 64, True)].cfg["kernel"] == graph_cfg.kernel_name
+        graph_plan = mod._PLANS[(0, 64, True)]
+        assert graph_plan.cfg["kernel"] == graph_cfg.kernel_name
+        assert graph_plan.ws is not None  # its own workspace, made before the capture
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             static_y = mod.mlp(static_x, w, b)
@@ -268,4 +270,5 @@ def test_cuda_graph_capture_runs_the_graph_winner(load_generated, graph_config):
             torch.cuda.synchronize()
             assert rel_error(static_y, reference(spec, x, w, b)) <= TOLERANCE["fp16"]
             assert rel_error(mod.mlp(x, w, b), reference(spec, x, w, b)) <= TOLERANCE["fp16"]
+            assert not graph_plan.ws[-1].any()  # the counters: left zero by every replay
         assert mod._PLANS[(0, 64, False)].cfg["kernel"] == calls.kernel_name

@@ -277,8 +277,10 @@ def test_epilogue_path_is_dispatched_and_matches_the_reference(load_generated, a
 
 def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tmp_path, capsys):
     """A cell with a CUDA-graph winner: its kernel is in the module, config_for(graph=True)
-    returns it, and run with private workspaces (as under capture) it is correct and leaves
-    the shared workspace alone. (The capture itself is checked on the GPU.)"""
+    returns it, and run privately (as under capture) it is correct and leaves the shared
+    workspace alone: with the plan's own workspace (made before the capture, zero again after
+    every launch), or with fresh buffers when the plan was made during the capture. (The
+    capture itself is checked on the GPU.)"""
     from mlpgen.cli import main
     from mlpgen.emit import entry, with_graph_winner
     from mlpgen.spec import KernelConfig
@@ -293,10 +295,17 @@ def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tm
     assert mod.config_for(5, "Some GPU|sm90|132")["kernel"] == calls.kernel_name
     chosen = mod.config_for(5, "Some GPU|sm90|132", graph=True)
     assert chosen["kernel"] == graph.kernel_name and chosen["us"] == 4.1
-    x, weights, biases = random_problem(spec, 37)
-    plan = mod._Plan(chosen, 37, x, shared_ws=False)
-    y = mod._execute(plan, x, weights, biases, private=True)
+    plan = mod._Plan(chosen, 37, random_problem(spec, 37)[0], shared_ws=False)
+    acc, counts = plan.ws
+    for _ in range(2):  # fresh inputs: the second launch is right only on a zeroed workspace
+        x, weights, biases = random_problem(spec, 37)
+        y = mod._execute(plan, x, weights, biases, private=True)
+        assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+        assert plan.ws[0] is acc and not acc.any() and not counts.any()
+    in_capture = mod._Plan(chosen, 37, x, shared_ws=False, capturing=True)
+    assert in_capture.ws is None  # no allocation outside the graph's memory pool
+    y = mod._execute(in_capture, x, weights, biases, private=True)
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
-    assert not mod._SPLIT_WORKSPACES  # private buffers only
+    assert not mod._SPLIT_WORKSPACES  # neither touched the shared workspace
     assert main(["show", str(path)]) == 0
     assert f"in a CUDA graph: {graph.kernel_name}  4.10 us GPU" in capsys.readouterr().out
