@@ -13,6 +13,10 @@ from mlpgen.spec import KernelConfig, MLPSpec
 DEFAULT_BUCKETS = (1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144)
 MAX_FUSED_WIDTH = 1024  # wider layers do not fit the rowblock kernel's registers
 MAX_DOTS = 512  # unrolled tl.dot calls; past this, compile time explodes
+# activations one rowblock program holds (block_m x the widest layer pair): on the H200 both
+# fp32 784,1024,1024,10 tiles at 128 KiB ran past the 60 s compile limit (BENCHMARKS.md), the
+# headline's largest, 96 KiB (fp16, 64 rows x 256 + 512), compiles in seconds
+MAX_HELD_ACTIVATIONS = 96 * 1024
 MAX_REGS = 255  # per thread on NVIDIA GPUs
 REGISTER_FILE = 65536  # 32-bit registers per SM: one program's threads must fit in it
 MAX_SHARED = 99 * 1024  # opt-in shared memory per block on sm86/89; the tuner passes the GPU's
@@ -93,15 +97,21 @@ def padded(width: int, chunk: int) -> int:
     return sum(c.size for c in chunks_of(width, chunk))
 
 
+def live_activations(spec: MLPSpec, config: KernelConfig) -> int:
+    """The widest pair of padded widths a rowblock program holds at once: a layer's input and
+    the output it is building."""
+    return max(
+        padded(k, config.chunk) + padded(n, config.chunk)
+        for k, n in zip(spec.widths[:-1], spec.widths[1:])
+    )
+
+
 def registers_per_thread(spec: MLPSpec, config: KernelConfig) -> int:
     """Rough register estimate: the widest live pair of activations (the input of a layer and
     the output being built), one fp32 accumulator chunk and one weight tile, spread over the
     program's threads. Good enough to drop hopeless candidates, not to rank them."""
     b = ELEM_BYTES[spec.dtype]
-    live = max(
-        padded(k, config.chunk) + padded(n, config.chunk)
-        for k, n in zip(spec.widths[:-1], spec.widths[1:])
-    )
+    live = live_activations(spec, config)
     bytes_ = config.block_m * live * b + config.block_m * config.chunk * 4
     bytes_ += config.chunk * config.chunk * b
     return bytes_ // (4 * 32 * config.num_warps)
@@ -144,6 +154,9 @@ def rowblock_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str
     regs = registers_per_thread(spec, config)
     if (why := register_reason(regs, config.num_warps)) is not None:
         return why
+    held = config.block_m * live_activations(spec, config) * ELEM_BYTES[spec.dtype]
+    if held > MAX_HELD_ACTIVATIONS:
+        return f"{held // 1024} KiB of activations held per program: compile time explodes"
     smem = shared_bytes(spec, config)
     return shared_reason(smem, max_shared)
 
@@ -311,6 +324,7 @@ def reason_kind(reason: str) -> str:
     for word, kind in (
         ("registers", "registers"),
         ("dots", "dots"),
+        ("compile time", "compile time"),
         ("shared", "shared memory"),
         ("bucket", "dominated"),
         ("same kernel", "dominated"),

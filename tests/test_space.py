@@ -137,6 +137,20 @@ def test_wide_specs_drop_rowblock_and_search_persist_and_torch():
     assert all("hidden layer" in r for c, r in s.dropped if c.strategy == "layered")
 
 
+def test_rowblock_tiles_that_compile_past_the_limit_are_dropped():
+    """Both rowblock tiles of 784,1024,1024,10 fp32 that fit the register estimate ran past the
+    60 s compile limit on the H200 (128 KiB of activations per program): dropped before
+    compiling. The headline's largest tile (96 KiB, fp16) compiled in seconds: kept."""
+    fp32 = MLPSpec((784, 1024, 1024, 10), act="relu", dtype="fp32")
+    for warps in (4, 8):
+        cfg = KernelConfig(block_m=16, chunk=128, num_warps=warps)
+        assert space.reason_kind(infeasible_reason(fp32, cfg)) in ("registers", "compile time")
+    held = infeasible_reason(fp32, KernelConfig(block_m=16, chunk=64, num_warps=8))
+    assert "compile time" in held and space.reason_kind(held) == "compile time"
+    assert infeasible_reason(HEADLINE, KernelConfig(block_m=64, chunk=64, num_warps=8)) is None
+    assert "rowblock" not in {c.strategy for c in search_space(fp32, 64).candidates}
+
+
 def test_feasibility_reasons():
     cfg = KernelConfig(block_m=16, chunk=32, num_warps=4)
     assert "dots" in infeasible_reason(MLPSpec((1024, 1024, 1024)), cfg)

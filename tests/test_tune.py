@@ -74,6 +74,7 @@ TABLE = {
 }
 PRODUCTION = {s: dict(d) for s, d in space.DOMAINS.items()}  # read before any test pins TABLE
 PRODUCTION_HEURISTIC = space.heuristic_config  # likewise, before any test pins DEFAULT
+PRODUCTION_MAX_HELD = space.MAX_HELD_ACTIVATIONS
 
 
 def use_table() -> None:
@@ -83,21 +84,27 @@ def use_table() -> None:
 
     space.DOMAINS.clear()
     space.DOMAINS.update(TABLE)
+    space.MAX_HELD_ACTIVATIONS = UNLIMITED
     for module in heuristic_holders():
         module.heuristic_config = lambda spec, m: DEFAULT
 
 
+UNLIMITED = 1 << 40  # the landscape's 128-row rowblock tiles (its crashes) stay candidates
+
+
 @pytest.fixture(autouse=True)
-def fixed_table(pin_domains, pin_heuristic):
+def fixed_table(pin_domains, pin_heuristic, monkeypatch):
     pin_domains(TABLE)
     pin_heuristic(DEFAULT)
+    monkeypatch.setattr(space, "MAX_HELD_ACTIVATIONS", UNLIMITED)
 
 
 @pytest.fixture
-def production_table(pin_domains, pin_heuristic):
+def production_table(pin_domains, pin_heuristic, monkeypatch):
     """For the tests that check the production table and heuristic (after fixed_table)."""
     pin_domains(PRODUCTION)
     pin_heuristic(PRODUCTION_HEURISTIC)
+    monkeypatch.setattr(space, "MAX_HELD_ACTIVATIONS", PRODUCTION_MAX_HELD)
 
 
 def landscape(bucket: int, c: KernelConfig) -> Measurement:
