@@ -272,3 +272,30 @@ def test_cuda_graph_capture_runs_the_graph_winner(load_generated, graph_config):
             assert rel_error(mod.mlp(x, w, b), reference(spec, x, w, b)) <= TOLERANCE["fp16"]
             assert not graph_plan.ws[-1].any()  # the counters: left zero by every replay
         assert mod._PLANS[(0, 64, False)].cfg["kernel"] == calls.kernel_name
+
+
+def test_compile_fullgraph_runs_a_layered_config(load_generated, monkeypatch):
+    """torch.compile(fullgraph=True) over a module whose bucket runs layered: the op launches
+    each hidden layer's kernel through wrap_triton and the last layer by torch, inside one
+    graph; results match the reference, with dynamic batch sizes too."""
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+    from mlpgen.tune import gpu_key
+
+    spec = MLPSpec((256, 512, 384, 256), act="gelu")
+    layered = KernelConfig("layered", block_m=64, block_n=128, block_k=64, num_warps=8)
+    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={4096: entry(layered, us=1.0)})
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    w = [
+        torch.randn(n, k, device="cuda", dtype=torch.float16) / k**0.5
+        for k, n in zip(spec.widths[:-1], spec.widths[1:])
+    ]
+    b = [torch.randn(n, device="cuda", dtype=torch.float16) / 10 for n in spec.widths[1:]]
+    for dynamic in (False, True):
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda x: mod.mlp(x, w, b), fullgraph=True, dynamic=dynamic)
+        with torch.no_grad():
+            for m in (4096, 4099):
+                x = torch.randn(m, 256, device="cuda", dtype=torch.float16)
+                assert rel_error(compiled(x), reference(spec, x, w, b)) <= TOLERANCE["fp16"]
+    torch._dynamo.reset()
