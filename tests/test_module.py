@@ -304,6 +304,8 @@ def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tm
         assert plan.ws[0] is acc and not acc.any() and not counts.any()
     in_capture = mod._Plan(chosen, 37, x, shared_ws=False, capturing=True)
     assert in_capture.ws is None  # no allocation outside the graph's memory pool
+    rows = mod._OWN_WORKSPACE_MAX // (9 * 4) + 1  # one row over the size a plan may own
+    assert mod._Plan(chosen, rows, x, shared_ws=False).ws is None
     y = mod._execute(in_capture, x, weights, biases, private=True)
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
     assert not mod._SPLIT_WORKSPACES  # neither touched the shared workspace
