@@ -31,7 +31,7 @@ import torch
 
 import mlpgen
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.emit import read_module
+from mlpgen.emit import kernel_text, read_module
 from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.spec import MLPSpec
 from mlpgen.verify import TOLERANCE, TORCH_DTYPE, random_problem, reference, rel_error
@@ -338,6 +338,19 @@ def environment(mod, device: torch.device) -> dict:
     return env
 
 
+def dispatch(mod, batches: Sequence[int], key: str | None) -> dict[str, dict]:
+    """What the module runs at each batch (str keys, for JSON): {"call": kernel} plus
+    {"graph": kernel} where a CUDA-graph capture runs another config."""
+    table = key if key in mod.TUNED else "default"
+    out = {}
+    for b in batches:
+        call, graph = mod.config_for(b, table), mod.config_for(b, table, graph=True)
+        out[str(b)] = {"call": kernel_text(call)}
+        if kernel_text(graph) != out[str(b)]["call"]:
+            out[str(b)]["graph"] = kernel_text(graph)
+    return out
+
+
 class Progress:
     """A progress bar on stderr (a line per step when stderr is not a terminal)."""
 
@@ -476,6 +489,7 @@ def run_bench(
         },
         "contenders": [asdict(c) for c in contenders],
         "batches": list(batches),
+        "dispatch": dispatch(mod, batches, env.get("gpu_key")),
         "results": [asdict(c) for c in cells],
     }
 

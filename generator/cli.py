@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.emit import graph_cell, module_path, read_module, write_module
+from mlpgen.emit import graph_cell, kernel_text, module_path, read_module, write_module
 from mlpgen.space import DEFAULT_BUCKETS, heuristic_config
 from mlpgen.spec import DTYPES, MLPSpec, SpecError, parse_widths
 
@@ -273,12 +273,6 @@ def show_header() -> str:
     return (
         f"  {'bucket':>7}  {'kernel':<24} {'warps':>5} {'stages':>6} {'gpu':>8} {'host':>8} "
         f"{'eager':>8} {'eager_host':>10} {'speedup':>7}"
-    )
-
-
-def kernel_text(cell: dict) -> str:
-    return cell.get("kernel") or (
-        "cuBLASLt epilogue" if cell["strategy"] == "epilogue" else "torch (unfused)"
     )
 
 

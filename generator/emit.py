@@ -45,6 +45,13 @@ def graph_cell(cell: dict) -> dict | None:
     return {k[len(GRAPH) :]: v for k, v in cell.items() if k.startswith(GRAPH)}
 
 
+def kernel_text(cell: dict) -> str:
+    """What a TUNED cell runs, in a word: its kernel's name, or the kernel-free path."""
+    return cell.get("kernel") or (
+        "cuBLASLt epilogue" if cell["strategy"] == "epilogue" else "torch (unfused)"
+    )
+
+
 def default_table(spec: MLPSpec, buckets=DEFAULT_BUCKETS) -> dict[int, dict]:
     return {b: entry(heuristic_config(spec, b)) for b in buckets}
 

@@ -256,6 +256,31 @@ def test_run_bench_plumbing_on_cpu(small_module, monkeypatch):
     assert wrong["status"] == "WRONG" and wrong["host_speedup"] is None
 
 
+def test_bench_says_what_the_module_ran_at_each_batch(tmp_path, monkeypatch):
+    """The bench records, per batch, the config the module dispatched to, and the CUDA-graph
+    winner where a capture runs another; the text groups batches that ran the same thing."""
+    from mlpgen.emit import entry, with_graph_winner
+    from mlpgen.spec import KernelConfig
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    spec = MLPSpec((16, 40, 8), act="silu", dtype="fp32")
+    stream = KernelConfig("stream", block_m=16, block_n=16, chunk=16, num_stages=3)
+    split = KernelConfig("split", block_m=16, chunk=16, block_n=16, block_k=16)
+    table = {1: with_graph_winner(entry(stream), split, 4.0), 4096: entry(KernelConfig("torch"))}
+    path = write_module(module_path(tmp_path, spec), spec, "default", table)  # the CPU's table
+    contenders = bench.pick_contenders(["mlpgen"], no_compile=True)
+    data = bench.run_bench(path, (1, 2, 5000), contenders, rep_ms=2, device="cpu")
+    assert data["dispatch"] == {
+        "1": {"call": stream.kernel_name, "graph": split.kernel_name},
+        "2": {"call": stream.kernel_name, "graph": split.kernel_name},
+        "5000": {"call": "torch (unfused)"},
+    }
+    text = report.bench_text(json.loads(json.dumps(data)))
+    ran = f"note: mlpgen ran {stream.kernel_name} (in a CUDA graph: {split.kernel_name})"
+    assert f"{ran} at batch 1, 2\n" in text
+    assert "note: mlpgen ran torch (unfused) at batch 5000" in text
+
+
 def test_budget_skips_the_rest(small_module):
     contenders = bench.pick_contenders(["mlpgen"], no_compile=True)
     data = bench.run_bench(small_module, (3,), contenders, rep_ms=2, budget_s=0, device="cpu")
