@@ -178,6 +178,27 @@ def test_measure_candidate_verifies_and_times_the_shipped_kernel(tmp_path):
 
 
 @pytest.mark.interpret
+def test_timing_runs_the_modules_hot_path(tmp_path, monkeypatch):
+    """Verification launches through _launch (it writes into the poisoned output); timing runs
+    the plan path that calls run (_execute on a plan resolved once), so host time is what a
+    call costs, without _launch's per-call lookups."""
+    mod = candidate_module(SPEC, CFG, tmp_path)
+    counts = {"_launch": 0, "_execute": 0}
+    for name in counts:
+        real = getattr(mod, name)
+
+        def counted(*a, _real=real, _name=name, **kw):
+            counts[_name] += 1
+            return _real(*a, **kw)
+
+        monkeypatch.setattr(mod, name, counted)
+    m = measure_candidate(SPEC, 37, CFG, str(tmp_path))
+    assert m.ok
+    assert counts["_launch"] == len(verify_sizes(37, CFG))  # verification only
+    assert counts["_execute"] >= 3  # the timed calls
+
+
+@pytest.mark.interpret
 @pytest.mark.parametrize(
     "sabotage, verdict, reason",
     [
