@@ -131,6 +131,9 @@ class KernelConfig:
     num_stages: int = 1
     block_n: int = 32
     block_k: int = 64
+    # layered, GELU specs: 1 computes erf by a rational approximation (Abramowitz-Stegun
+    # 7.1.26, |error| <= 1.5e-7: one exp, one division) instead of libdevice's erff
+    fast_erf: int = 0
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -143,6 +146,8 @@ class KernelConfig:
             raise SpecError(f"chunk must be at least 16 (tl.dot's minimum), got {self.chunk}")
         if self.num_stages < 1:
             raise SpecError(f"num_stages must be >= 1, got {self.num_stages}")
+        if self.fast_erf not in (0, 1):
+            raise SpecError(f"fast_erf must be 0 or 1, got {self.fast_erf}")
 
     @property
     def kernel_name(self) -> str:
@@ -152,7 +157,8 @@ class KernelConfig:
         if self.strategy == "persist":
             return f"_k_persist_m{self.block_m}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "layered":
-            return f"_k_layered_m{self.block_m}_n{self.block_n}_k{self.block_k}"
+            erf = "_erf" if self.fast_erf else ""
+            return f"_k_layered_m{self.block_m}_n{self.block_n}_k{self.block_k}{erf}"
         if self.strategy == "split":
             return f"_k_split_m{self.block_m}_c{self.chunk}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "stream":

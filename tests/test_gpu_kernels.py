@@ -127,6 +127,7 @@ LAYERED = [
     KernelConfig("layered", block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=3),
     KernelConfig("layered", block_m=64, block_n=256, block_k=64, num_warps=4, num_stages=4),
     KernelConfig("layered", block_m=128, block_n=64, block_k=64, num_warps=4, num_stages=4),
+    KernelConfig("layered", block_m=64, block_n=128, block_k=64, num_warps=8, fast_erf=1),
 ]
 
 

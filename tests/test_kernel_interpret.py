@@ -8,9 +8,12 @@ import math
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import entry
+from mlpgen.render import render_kernel
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
 
@@ -141,6 +144,34 @@ def test_layered_kernels_match_reference(load_generated, widths, act, out_act, d
     spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
     errors = run_configs(load_generated, spec, LAYERED, m)
     assert all(err <= TOLERANCE[dtype] for err in errors), errors
+
+
+_GELU = None
+
+
+@triton.jit
+def _apply_gelu(x_ptr, y_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(y_ptr + i, _GELU(tl.load(x_ptr + i)))
+
+
+def test_layered_fast_erf_gelu(load_generated):
+    """fast_erf: the layered kernels take GELU's erf from the module's rational approximation
+    (odd widths, two hidden layers, M not a multiple of block_m); the function itself is within
+    3e-7 (plus fp32 rounding) of torch's exact GELU over [-12, 12]."""
+    global _GELU
+    spec = MLPSpec((37, 70, 50, 9), act="gelu", dtype="fp32")
+    cfg = KernelConfig("layered", block_m=16, block_n=32, block_k=16, fast_erf=1)
+    src = render_kernel(spec, cfg)
+    assert src.count("acc = _gelu_rational_erf(acc)") == 2 and "tl.math.erf" not in src
+    errors, mod = run_configs(load_generated, spec, [cfg], 45, with_module=True)
+    assert errors[0] <= 1e-5, errors  # fp32 through the interpreter: no tf32
+    _GELU = mod._gelu_rational_erf  # what _apply_gelu calls (the interpreter reads globals)
+    x = torch.linspace(-12, 12, 4096)
+    y = torch.empty_like(x)
+    _apply_gelu[(1,)](x, y, 4096)
+    ref = torch.nn.functional.gelu(x.double())
+    assert ((y.double() - ref).abs() <= 3e-7 + ref.abs() * 2**-23).all()  # + fp32 rounding
 
 
 def test_layered_module_runs_one_kernel_per_hidden_layer(load_generated, monkeypatch):
