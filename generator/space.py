@@ -58,8 +58,10 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         "block_k": (128,),
         # 8 warps (m16 c64 n128) gave intermittent wrong sums on the H200 (2-35% relative
         # error at M=37 to 4099; tests/test_gpu_kernels.py), also with the last tile's adds
-        # acq_rel; cause not established. 4 warps passed every launch there, and were the
-        # probe's winners
+        # acq_rel. The likely cause, from the 8-warp PTX (offline): no barrier between the last
+        # program's reads of the workspace and its zeroing stores, which another thread layout
+        # spreads differently (4 warps had one by chance); the template now has one. 4 warps
+        # until the GPU test passes with 8
         "num_warps": (4,),
         # the layer-1 k loop is unrolled (static_range): no pipeliner loop, stages change nothing
         "num_stages": (1,),

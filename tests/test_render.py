@@ -164,7 +164,8 @@ def test_split_adds_relaxed_and_arrives_acq_rel():
     """The partial sums go out as relaxed atomic adds, one tile of outputs after another; only
     the row block's arrival on its counter orders them (acq_rel, after a CTA barrier). The H200
     runs showed acq_rel adds cost 1-3 us at batch 1-64 and did not change the 8-warp failures
-    (BENCHMARKS.md)."""
+    (BENCHMARKS.md). The last program reads each tile's sums, then (a barrier between) zeroes
+    them: without it a thread could zero a sum another thread had not read yet."""
     from mlpgen.layout import plan_split
 
     config = KernelConfig("split", block_m=16, chunk=16, block_n=16, block_k=16)
@@ -173,3 +174,7 @@ def test_split_adds_relaxed_and_arrives_acq_rel():
     assert src.count('sem="relaxed"') == 3 and src.count('sem="acq_rel"') == 1
     assert src.index("ns = 0 +") < src.index("ns = 32 +") < src.index("tl.debug_barrier()")
     assert src.index("tl.debug_barrier()") < src.index('sem="acq_rel"')
+    # the last program: each tile's sums are read by every thread before any is zeroed
+    tail = src[src.index('sem="acq_rel"') :]
+    read, zero = tail.index('cache_modifier=".cg"'), tail.index("tl.store(acc, tl.zeros(")
+    assert read < tail.index("tl.debug_barrier()", read) < zero
