@@ -4,7 +4,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1
 export PYTHONUNBUFFERED=1
 R=/tmp/r17; mkdir -p $R; M=tuned/mlp_256x512x256_gelu_fp16.py
-( time MLPGEN_TEST_GPU=1 timeout 300 python3 -m pytest -q -m gpu tests/test_gpu_tune.py tests/test_gpu_module.py -p no:cacheprovider -rf > $R/gpu_tests.txt 2>&1 ) 2> $R/gpu_tests.time
+( time MLPGEN_TEST_GPU=1 timeout 420 python3 -m pytest -q -m gpu tests/test_gpu_tune.py tests/test_gpu_module.py tests/test_gpu_kernels.py -p no:cacheprovider -rf > $R/gpu_tests.txt 2>&1 ) 2> $R/gpu_tests.time
 grep -E "^(FAILED|E )|passed|failed" $R/gpu_tests.txt | head -20; grep real $R/gpu_tests.time
 timeout 60 python3 .probe/gelu_probe.py $R 2>&1 | tail -3
 ( time timeout 120 mlpgen bench $M --batches 1,64,256,1024,4096 --only eager+graph,mlpgen+graph --no-compile --json > $R/bench_graph.json 2> $R/bench_graph.txt ) 2> $R/bench.time
