@@ -154,3 +154,28 @@ def test_layered_kernels(load_generated, widths, act, dtype):
             y = mod._launch(x, weights, biases, cell)
             err = rel_error(y, reference(spec, x, weights, biases))
             assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+def test_rational_erf_gelu_kernels(load_generated, dtype):
+    """fast_erf on the GPU: stream's 128-row tiles and a layered tile with the rational erf
+    against the exact-GELU reference (tensor-core tiles, M not a multiple of 128)."""
+    spec = MLPSpec((256, 512, 256), act="gelu", dtype=dtype)
+    smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+    tiles = [
+        KernelConfig(
+            "stream", block_m=128, block_n=32, chunk=64, num_warps=8, num_stages=3, fast_erf=1
+        ),
+        KernelConfig("layered", block_m=128, block_n=128, block_k=64, num_warps=8, fast_erf=1),
+    ]
+    tiles = [c for c in tiles if infeasible_reason(spec, c, smem) is None]
+    assert tiles
+    table = {i: entry(c) for i, c in enumerate(tiles, 1)}
+    mod, _ = load_generated(spec, gpu_key="test", table=table)
+    for m in (1, 1000, 4099):
+        x, weights, biases = random_problem(spec, m, device="cuda")
+        for cell in table.values():
+            err = rel_error(
+                mod._launch(x, weights, biases, cell), reference(spec, x, weights, biases)
+            )
+            assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)

@@ -156,8 +156,8 @@ def _apply_gelu(x_ptr, y_ptr, N: tl.constexpr):
 
 
 def test_layered_fast_erf_gelu(load_generated):
-    """fast_erf: the layered kernels take GELU's erf from the module's rational approximation
-    (odd widths, two hidden layers, M not a multiple of block_m); the function itself is within
+    """fast_erf: the layered and stream kernels take GELU's erf from the module's rational
+    approximation (odd widths, M not a multiple of block_m); the function itself is within
     3e-7 (plus fp32 rounding) of torch's exact GELU over [-12, 12]."""
     global _GELU
     spec = MLPSpec((37, 70, 50, 9), act="gelu", dtype="fp32")
@@ -166,6 +166,10 @@ def test_layered_fast_erf_gelu(load_generated):
     assert src.count("acc = _gelu_rational_erf(acc)") == 2 and "tl.math.erf" not in src
     errors, mod = run_configs(load_generated, spec, [cfg], 45, with_module=True)
     assert errors[0] <= 1e-5, errors  # fp32 through the interpreter: no tf32
+    stream_spec = MLPSpec((37, 70, 9), act="gelu", dtype="fp32")
+    stream = KernelConfig("stream", block_m=16, block_n=32, chunk=32, num_stages=3, fast_erf=1)
+    assert "s = _gelu_rational_erf(s)" in render_kernel(stream_spec, stream)
+    assert run_configs(load_generated, stream_spec, [stream], 45)[0] <= 1e-5
     _GELU = mod._gelu_rational_erf  # what _apply_gelu calls (the interpreter reads globals)
     x = torch.linspace(-12, 12, 4096)
     y = torch.empty_like(x)
