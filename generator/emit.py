@@ -45,6 +45,19 @@ def graph_cell(cell: dict) -> dict | None:
     return {k[len(GRAPH) :]: v for k, v in cell.items() if k.startswith(GRAPH)}
 
 
+RETIRED = ("fast_erf",)  # config fields of earlier versions (GELU's erf is no longer searched)
+
+
+def current_cell(cell: dict) -> dict:
+    """A TUNED cell as this version writes it: retired config fields dropped and the kernel
+    names re-derived, so a module from an earlier mlpgen re-renders with matching kernels."""
+    out = {k: v for k, v in cell.items() if k.removeprefix(GRAPH) not in RETIRED}
+    for prefix, config in (("", cell), (GRAPH, graph_cell(cell))):
+        if config is not None:
+            out[prefix + "kernel"] = KernelConfig.from_dict(config).kernel_name
+    return out
+
+
 def kernel_text(cell: dict) -> str:
     """What a TUNED cell runs, in a word: its kernel's name, or the kernel-free path."""
     return cell.get("kernel") or (
@@ -101,7 +114,11 @@ def read_module(path: Path) -> tuple[MLPSpec, dict, dict]:
                 found[target.id] = ast.literal_eval(node.value)
     if "SPEC" not in found or "TUNED" not in found:
         raise SpecError(f"{path}: not an mlpgen module (no SPEC/TUNED)")
-    return MLPSpec.from_dict(found["SPEC"]), found["TUNED"], found.get("PROVENANCE", {})
+    tuned = {
+        key: {bucket: current_cell(cell) for bucket, cell in table.items()}
+        for key, table in found["TUNED"].items()
+    }
+    return MLPSpec.from_dict(found["SPEC"]), tuned, found.get("PROVENANCE", {})
 
 
 def render(spec: MLPSpec, tuned: dict, provenance: dict) -> str:

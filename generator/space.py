@@ -48,7 +48,6 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         "chunk": (64, 128),
         "num_warps": (4, 8),
         "num_stages": (3,),
-        "fast_erf": (0, 1),  # GELU specs, 128-row tiles only (dominated_reason)
     },
     "split": {
         # the H200 probe (BENCHMARKS.md): block_m 16 won at every batch up to 1024, block_n 64
@@ -57,13 +56,10 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         "chunk": (32, 64, 128),
         "block_n": (128, 256),
         "block_k": (128,),
-        # 8 warps (m16 c64 n128) gave intermittent wrong sums on the H200 (2-35% relative
-        # error at M=37 to 4099; tests/test_gpu_kernels.py), also with the last tile's adds
-        # acq_rel. The likely cause, from the 8-warp PTX (offline): no barrier between the last
-        # program's reads of the workspace and its zeroing stores, which another thread layout
-        # spreads differently (4 warps had one by chance); the template now has one. 4 warps
-        # until the GPU test passes with 8
-        "num_warps": (4,),
+        # 8 warps gave intermittent wrong sums on the H200 until the template got a barrier
+        # between the last program's reads of the workspace and its zeroing stores; with it
+        # tests/test_gpu_kernels.py's 8-warp split passed 144 launches (fourth session)
+        "num_warps": (4, 8),
         # the layer-1 k loop is unrolled (static_range): no pipeliner loop, stages change nothing
         "num_stages": (1,),
     },
@@ -75,9 +71,6 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         "block_k": (64,),
         "num_warps": (4, 8),
         "num_stages": (3,),
-        # the erf GELU in the epilogue cost 111 us of a 324 us layer at 262144 rows on the H200
-        # (BENCHMARKS.md); a rational erf is measured against libdevice's where the spec has GELU
-        "fast_erf": (0, 1),
     },
     "epilogue": {},  # cuBLAS GEMMs with cuBLASLt's bias+activation epilogue: no fields
     "torch": {},  # the unfused torch path: always a candidate, in every bucket
@@ -269,12 +262,6 @@ def dominated_reason(spec: MLPSpec, config: KernelConfig, bucket: int) -> str | 
         return f"block_m {config.block_m} over the bucket's {rows} rows"
     if config.strategy == "layered" and bucket < LAYERED_MIN_BUCKET:
         return f"layered in a bucket under {LAYERED_MIN_BUCKET} rows: one launch per layer"
-    if config.fast_erf and spec.act != "gelu":
-        return "fast_erf without a gelu hidden layer: same kernel as fast_erf 0"
-    if config.fast_erf and config.strategy == "stream" and config.block_m < 128:
-        # the GELU's arithmetic shows at large buckets (BENCHMARKS.md), which stream's
-        # 128-row tiles won on the H200: smaller tiles are not compiled twice
-        return "fast_erf on a stream tile under 128 rows: the erf costs at large buckets"
     if config.strategy == "split":
         if bucket > SPLIT_MAX_BUCKET:
             return f"split over {SPLIT_MAX_BUCKET} rows: its atomic reduction grows with the bucket"

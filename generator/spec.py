@@ -131,10 +131,6 @@ class KernelConfig:
     num_stages: int = 1
     block_n: int = 32
     block_k: int = 64
-    # layered and stream, GELU specs: 1 computes erf by a rational approximation
-    # (Abramowitz-Stegun 7.1.26, |error| <= 1.5e-7: one exp, one division) instead of
-    # libdevice's erff
-    fast_erf: int = 0
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -147,23 +143,20 @@ class KernelConfig:
             raise SpecError(f"chunk must be at least 16 (tl.dot's minimum), got {self.chunk}")
         if self.num_stages < 1:
             raise SpecError(f"num_stages must be >= 1, got {self.num_stages}")
-        if self.fast_erf not in (0, 1):
-            raise SpecError(f"fast_erf must be 0 or 1, got {self.fast_erf}")
 
     @property
     def kernel_name(self) -> str:
         """Name of the rendered kernel; launch-only fields (warps, stages) do not change source."""
         if not self.has_kernel:
             return ""
-        erf = "_erf" if self.fast_erf else ""  # the strategies that search it
         if self.strategy == "persist":
             return f"_k_persist_m{self.block_m}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "layered":
-            return f"_k_layered_m{self.block_m}_n{self.block_n}_k{self.block_k}{erf}"
+            return f"_k_layered_m{self.block_m}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "split":
             return f"_k_split_m{self.block_m}_c{self.chunk}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "stream":
-            return f"_k_stream_m{self.block_m}_n{self.block_n}_c{self.chunk}{erf}"
+            return f"_k_stream_m{self.block_m}_n{self.block_n}_c{self.chunk}"
         return f"_k_{self.strategy}_m{self.block_m}_c{self.chunk}"
 
     @property

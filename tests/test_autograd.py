@@ -3,6 +3,7 @@ the fused forward under the interpreter against an eager nn.Sequential), which p
 takes, and the torch.library op (opcheck, torch.compile(fullgraph=True) with aot_eager)."""
 
 import sys
+from functools import partial
 
 import pytest
 import torch
@@ -144,7 +145,8 @@ def test_op_is_registered_once_per_source(load_generated, tmp_path):
 def test_compile_fullgraph_goes_through_the_op(load_generated, monkeypatch):
     """torch.compile(fullgraph=True) of a model holding a FusedMLP: one graph, the op inside,
     outputs and gradients equal to eager (aot_eager runs AOTAutograd, the op's fake and
-    autograd; the op computes the torch path on the CPU)."""
+    autograd; the op computes the torch path on the CPU, or the kernel under the interpreter,
+    whose GELU is the tanh fit: within 1e-4, not fp32's default)."""
     from torch._dynamo.testing import CompileCounterWithBackend
 
     mod, _ = load_generated(MLPSpec((6, 9, 4), act="gelu", dtype="fp32"))
@@ -157,15 +159,16 @@ def test_compile_fullgraph_goes_through_the_op(load_generated, monkeypatch):
     y = compiled(x)
     assert counter.frame_count == 1
     assert mod.OP_NAME.replace("::", ".") in counter.graphs[0].code
-    torch.testing.assert_close(y, model(x))
+    close = partial(torch.testing.assert_close, atol=1e-4, rtol=1e-4)
+    close(y, model(x))
     y.square().sum().backward()
     got = [p.grad.clone() for p in model.parameters()]
     model.zero_grad()
     model(x).square().sum().backward()
     for g, p in zip(got, model.parameters()):
-        torch.testing.assert_close(g, p.grad)
+        close(g, p.grad)
     with torch.no_grad():
-        torch.testing.assert_close(compiled(x), model(x))
+        close(compiled(x), model(x))
 
 
 def test_size_hint_of_a_symbolic_batch(load_generated):

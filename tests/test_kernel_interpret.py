@@ -155,27 +155,29 @@ def _apply_gelu(x_ptr, y_ptr, N: tl.constexpr):
     tl.store(y_ptr + i, _GELU(tl.load(x_ptr + i)))
 
 
-def test_layered_fast_erf_gelu(load_generated):
-    """fast_erf: the layered and stream kernels take GELU's erf from the module's rational
-    approximation (odd widths, M not a multiple of block_m); the function itself is within
-    3e-7 (plus fp32 rounding) of torch's exact GELU over [-12, 12]."""
+def test_gelu_kernels_use_the_tanh_fit(load_generated):
+    """Every kernel takes GELU from the module's _gelu (erf through a tanh fit), the layered
+    and stream kernels too (odd widths, M not a multiple of block_m); the fit itself, with the
+    interpreter's exact tanh, is within 4.2e-5 * |x| / 2 of torch's exact GELU over [-12, 12]."""
     global _GELU
     spec = MLPSpec((37, 70, 50, 9), act="gelu", dtype="fp32")
-    cfg = KernelConfig("layered", block_m=16, block_n=32, block_k=16, fast_erf=1)
+    cfg = KernelConfig("layered", block_m=16, block_n=32, block_k=16)
     src = render_kernel(spec, cfg)
-    assert src.count("acc = _gelu_rational_erf(acc)") == 2 and "tl.math.erf" not in src
+    assert src.count("acc = _gelu(acc)") == 2 and "erf" not in src
     errors, mod = run_configs(load_generated, spec, [cfg], 45, with_module=True)
-    assert errors[0] <= 1e-5, errors  # fp32 through the interpreter: no tf32
+    assert errors[0] <= 1e-4, errors  # fp32 through the interpreter: the fit's error, no tf32
     stream_spec = MLPSpec((37, 70, 9), act="gelu", dtype="fp32")
-    stream = KernelConfig("stream", block_m=16, block_n=32, chunk=32, num_stages=3, fast_erf=1)
-    assert "s = _gelu_rational_erf(s)" in render_kernel(stream_spec, stream)
-    assert run_configs(load_generated, stream_spec, [stream], 45)[0] <= 1e-5
-    _GELU = mod._gelu_rational_erf  # what _apply_gelu calls (the interpreter reads globals)
+    stream = KernelConfig("stream", block_m=16, block_n=32, chunk=32, num_stages=3)
+    assert "s = _gelu(s)" in render_kernel(stream_spec, stream)
+    assert run_configs(load_generated, stream_spec, [stream], 45)[0] <= 1e-4
+    _GELU = mod._gelu  # what _apply_gelu calls (the interpreter reads globals)
     x = torch.linspace(-12, 12, 4096)
     y = torch.empty_like(x)
     _apply_gelu[(1,)](x, y, 4096)
-    ref = torch.nn.functional.gelu(x.double())
-    assert ((y.double() - ref).abs() <= 3e-7 + ref.abs() * 2**-23).all()  # + fp32 rounding
+    x = x.double()
+    err = (y.double() - torch.nn.functional.gelu(x)).abs()
+    assert (err <= 0.5 * x.abs() * 4.2e-5 + 1e-6).all()
+    assert err.max() > 1e-6  # the fit, not an exact erf
 
 
 def test_layered_module_runs_one_kernel_per_hidden_layer(load_generated, monkeypatch):

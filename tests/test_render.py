@@ -59,6 +59,25 @@ def test_write_module_merges_gpus_and_refuses_other_specs(tmp_path):
         write_module(path, MLPSpec((16, 8)))
 
 
+def test_cells_of_an_earlier_version_read_back_current(tmp_path):
+    """A module written when GELU's erf was a searched field (fast_erf, kernel names ending
+    in _erf) reads back without the field and with today's kernel names, graph winner too, so
+    re-rendering it defines the kernels its table names."""
+    spec = MLPSpec((64, 96, 32), act="gelu")
+    layered = KernelConfig("layered", block_m=64, block_n=64, block_k=64)
+    cell = dict(layered.to_dict(), fast_erf=1, kernel=layered.kernel_name + "_erf", us=3.0)
+    cell |= {"graph_" + k: v for k, v in cell.items()}
+    path = write_module(tmp_path / f"{spec.name}.py", spec, "GPU|sm90|132", {1024: cell})
+    text = path.read_text()
+    assert text.count('fast_erf": 1') == 2 and '_erf"' in text
+    path.write_text(text)
+    got = read_module(path)[1]["GPU|sm90|132"][1024]
+    assert "fast_erf" not in got and "graph_fast_erf" not in got and got["us"] == 3.0
+    assert got["kernel"] == got["graph_kernel"] == layered.kernel_name
+    write_module(path, spec, buckets=(1024,))
+    assert "_erf" not in path.read_text().replace("_tanh", "")
+
+
 def test_format_literal_is_sorted_and_evaluates():
     obj = {"b": {16: {"z": 1, "a": 2}, 1: {"k": "v"}}, "a": {}}
     text = format_literal(obj)
