@@ -33,11 +33,11 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 43.107, "eager_us": 12.91, "host_us": 19.149, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 11.349},
-        64: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 64, "eager_host_us": 67.215, "eager_us": 14.468, "host_us": 27.0, "kernel": "_k_split_m16_c64_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 22.841},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 62.099, "eager_us": 36.739, "host_us": 33.293, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 30.564},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 505.933, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 449.661},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 8062.725, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 7069.215},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 67.735, "eager_us": 13.083, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "epilogue", "graph_us": 11.475, "host_us": 18.758, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 17.941},
+        64: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 128, "eager_host_us": 70.3, "eager_us": 14.364, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "epilogue", "graph_us": 12.819, "host_us": 23.202, "kernel": "_k_split_m16_c128_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 21.486},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 43.25, "eager_us": 35.904, "graph_block_k": 64, "graph_block_m": 128, "graph_block_n": 128, "graph_chunk": 64, "graph_kernel": "_k_layered_m128_n128_k64", "graph_num_stages": 3, "graph_num_warps": 8, "graph_strategy": "layered", "graph_us": 31.818, "host_us": 43.25, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "torch", "us": 35.904},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 494.704, "eager_us": 504.138, "host_us": 442.233, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 385.664},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 7971.477, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 7031.744},
     },
     "default": {
         1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split"},
@@ -49,7 +49,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"compile_seconds": 23.0, "cuda": "13.0", "date": "2026-11-29T21:44:44", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 40, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 60.0, "torch": "2.11.0+cu130", "trials": 8, "triton": "3.6.0", "tuning_seconds": 38.4, "workers": 1},
+    "NVIDIA H200|sm90|132": {"compile_seconds": 23.5, "cuda": "13.0", "date": "2026-11-30T00:27:54", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 38, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 60.0, "torch": "2.11.0+cu130", "trials": 8, "triton": "3.6.0", "tuning_seconds": 38.8, "workers": 1},
 }
 
 
@@ -83,6 +83,102 @@ def _gelu(x):
     g = z * ((-0.0018154100802733513 * z2 + 0.10414431674387942) * z2 + 1.1281233291765482)
     h = 0.5 * x
     return h + h * _tanh(g)
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_layered_m128_n128_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
+    # layered layer 0: 1024 -> 4096, gelu_tanh; BLOCK_M=128, BLOCK_N=128, BLOCK_K=64
+    pid = tl.program_id(0)
+    m_tiles = tl.cdiv(M, 128)
+    group = pid // 256
+    first = group * 8
+    rows_in_group = tl.minimum(m_tiles - first, 8)
+    local = pid % 256
+    rows = ((first + local % rows_in_group) * 128 + tl.arange(0, 128)).to(tl.int64)
+    cols = (local // rows_in_group) * 128 + tl.arange(0, 128)
+    acc = tl.zeros((128, 128), dtype=tl.float32)
+    for k0 in range(0, 1024, 64):
+        ks = k0 + tl.arange(0, 64)
+        a = tl.load(
+            x_ptr + rows[:, None] * 1024 + ks[None, :],
+            mask=(rows[:, None] < M),
+            other=0.0,
+        )
+        w = tl.load(
+            w_ptr + cols[:, None] * 1024 + ks[None, :],
+        )
+        acc = tl.dot(a, tl.trans(w), acc)
+    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
+    acc = 0.5 * acc * (1.0 + _tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)))
+    tl.store(
+        y_ptr + rows[:, None] * 4096 + cols[None, :],
+        acc.to(tl.bfloat16),
+        mask=(rows[:, None] < M),
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_persist_m16_n32_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
+    # persist: BLOCK_M=16, BLOCK_N=32, BLOCK_K=64
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    m_tiles = tl.cdiv(M, 16)
+    # layer 0: 1024 -> 4096, gelu_tanh
+    for t in range(pid, m_tiles * 128, nprog):
+        rows = ((t // 128) * 16 + tl.arange(0, 16)).to(tl.int64)
+        cols = (t % 128) * 32 + tl.arange(0, 32)
+        acc = tl.zeros((16, 32), dtype=tl.float32)
+        for k0 in range(0, 1024, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                x_ptr + rows[:, None] * 1024 + ks[None, :],
+                mask=(rows[:, None] < M),
+                other=0.0,
+            )
+            w = tl.load(
+                w0_ptr + cols[:, None] * 1024 + ks[None, :],
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
+        acc = 0.5 * acc * (1.0 + _tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)))
+        tl.store(
+            h1_ptr + rows[:, None] * 4096 + cols[None, :],
+            acc.to(tl.bfloat16),
+            mask=(rows[:, None] < M),
+        )
+    # grid barrier 0: every program's stores of layer 0 are visible
+    tl.debug_barrier()
+    tl.atomic_add(sync_ptr, 1, sem="release")
+    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 1:
+        pass
+    tl.debug_barrier()
+    # past the last barrier: the last program out resets the counters for the next launch
+    if tl.atomic_add(sync_ptr + 1, 1, sem="acq_rel") == nprog - 1:
+        tl.atomic_xchg(sync_ptr, 0)
+        tl.atomic_xchg(sync_ptr + 1, 0)
+    # layer 1: 4096 -> 1024, none
+    for t in range(pid, m_tiles * 32, nprog):
+        rows = ((t // 32) * 16 + tl.arange(0, 16)).to(tl.int64)
+        cols = (t % 32) * 32 + tl.arange(0, 32)
+        acc = tl.zeros((16, 32), dtype=tl.float32)
+        for k0 in range(0, 4096, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                h1_ptr + rows[:, None] * 4096 + ks[None, :],
+                mask=(rows[:, None] < M),
+                other=0.0,
+                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
+            )
+            w = tl.load(
+                w1_ptr + cols[:, None] * 4096 + ks[None, :],
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
+        tl.store(
+            y_ptr + rows[:, None] * 1024 + cols[None, :],
+            acc.to(tl.bfloat16),
+            mask=(rows[:, None] < M),
+        )
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -209,6 +305,89 @@ def _k_split_m16_c128_n128_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, ac
 
 
 @triton.jit(do_not_specialize=["M"])
+def _k_split_m16_c128_n256_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc_ptr, count_ptr, M):
+    # split: BLOCK_M=16, chunk=128, BLOCK_N=256, BLOCK_K=128
+    pid_m = tl.program_id(0)
+    rows = pid_m.to(tl.int64) * 16 + tl.arange(0, 16)
+    row_ok = rows[:, None] < M
+    hid = tl.program_id(1) * 128 + tl.arange(0, 128)
+    # hidden columns hid: 1024 -> 4096, gelu_tanh
+    s = tl.zeros((16, 128), dtype=tl.float32)
+    for k0 in tl.static_range(0, 1024, 128):
+        ks = k0 + tl.arange(0, 128)
+        a = tl.load(
+            x_ptr + rows[:, None] * 1024 + ks[None, :],
+            mask=row_ok,
+            other=0.0,
+        )
+        w = tl.load(
+            w0_ptr + hid[:, None] * 1024 + ks[None, :],
+        )
+        s = tl.dot(a, tl.trans(w), s)
+    s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
+    s = 0.5 * s * (1.0 + _tanh(0.7978845608028654 * (s + 0.044715 * s * s * s)))
+    h = s.to(tl.bfloat16)
+    # 4096 -> 1024: this slice's share of every output, into the workspace
+    ns = 0 + tl.arange(0, 256)
+    w = tl.load(
+        w1_ptr + ns[:, None] * 4096 + hid[None, :],
+    )
+    tl.atomic_add(
+        acc_ptr + rows[:, None] * 1024 + ns[None, :],
+        tl.dot(h, tl.trans(w)),
+        mask=row_ok,
+        sem="relaxed",
+    )
+    ns = 256 + tl.arange(0, 256)
+    w = tl.load(
+        w1_ptr + ns[:, None] * 4096 + hid[None, :],
+    )
+    tl.atomic_add(
+        acc_ptr + rows[:, None] * 1024 + ns[None, :],
+        tl.dot(h, tl.trans(w)),
+        mask=row_ok,
+        sem="relaxed",
+    )
+    ns = 512 + tl.arange(0, 256)
+    w = tl.load(
+        w1_ptr + ns[:, None] * 4096 + hid[None, :],
+    )
+    tl.atomic_add(
+        acc_ptr + rows[:, None] * 1024 + ns[None, :],
+        tl.dot(h, tl.trans(w)),
+        mask=row_ok,
+        sem="relaxed",
+    )
+    ns = 768 + tl.arange(0, 256)
+    w = tl.load(
+        w1_ptr + ns[:, None] * 4096 + hid[None, :],
+    )
+    tl.atomic_add(
+        acc_ptr + rows[:, None] * 1024 + ns[None, :],
+        tl.dot(h, tl.trans(w)),
+        mask=row_ok,
+        sem="relaxed",
+    )
+    # arrive: every thread's adds are performed (CTA barrier) before the count is released
+    tl.debug_barrier()
+    if tl.atomic_add(count_ptr + pid_m, 1, sem="acq_rel") == 31:
+        tl.debug_barrier()
+        for n0 in tl.static_range(0, 1024, 256):
+            ns = n0 + tl.arange(0, 256)
+            ok = row_ok
+            acc = acc_ptr + rows[:, None] * 1024 + ns[None, :]
+            out = tl.load(acc, mask=ok, other=0.0, cache_modifier=".cg")  # added in L2: skip L1
+            # every thread has read its part before any zeroes one: the zeroing store below can
+            # be spread over the threads unlike this load (8 warps: no barrier in between, and
+            # a thread could zero a sum before its reader had loaded it)
+            tl.debug_barrier()
+            out += tl.load(b1_ptr + ns).to(tl.float32)[None, :]
+            tl.store(y_ptr + rows[:, None] * 1024 + ns[None, :], out.to(tl.bfloat16), mask=ok)
+            tl.store(acc, tl.zeros((16, 256), dtype=tl.float32), mask=ok)
+        tl.atomic_xchg(count_ptr + pid_m, 0)
+
+
+@triton.jit(do_not_specialize=["M"])
 def _k_split_m16_c32_n256_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc_ptr, count_ptr, M):
     # split: BLOCK_M=16, chunk=32, BLOCK_N=256, BLOCK_K=128
     pid_m = tl.program_id(0)
@@ -291,93 +470,12 @@ def _k_split_m16_c32_n256_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc
         tl.atomic_xchg(count_ptr + pid_m, 0)
 
 
-@triton.jit(do_not_specialize=["M"])
-def _k_split_m16_c64_n256_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc_ptr, count_ptr, M):
-    # split: BLOCK_M=16, chunk=64, BLOCK_N=256, BLOCK_K=128
-    pid_m = tl.program_id(0)
-    rows = pid_m.to(tl.int64) * 16 + tl.arange(0, 16)
-    row_ok = rows[:, None] < M
-    hid = tl.program_id(1) * 64 + tl.arange(0, 64)
-    # hidden columns hid: 1024 -> 4096, gelu_tanh
-    s = tl.zeros((16, 64), dtype=tl.float32)
-    for k0 in tl.static_range(0, 1024, 128):
-        ks = k0 + tl.arange(0, 128)
-        a = tl.load(
-            x_ptr + rows[:, None] * 1024 + ks[None, :],
-            mask=row_ok,
-            other=0.0,
-        )
-        w = tl.load(
-            w0_ptr + hid[:, None] * 1024 + ks[None, :],
-        )
-        s = tl.dot(a, tl.trans(w), s)
-    s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
-    s = 0.5 * s * (1.0 + _tanh(0.7978845608028654 * (s + 0.044715 * s * s * s)))
-    h = s.to(tl.bfloat16)
-    # 4096 -> 1024: this slice's share of every output, into the workspace
-    ns = 0 + tl.arange(0, 256)
-    w = tl.load(
-        w1_ptr + ns[:, None] * 4096 + hid[None, :],
-    )
-    tl.atomic_add(
-        acc_ptr + rows[:, None] * 1024 + ns[None, :],
-        tl.dot(h, tl.trans(w)),
-        mask=row_ok,
-        sem="relaxed",
-    )
-    ns = 256 + tl.arange(0, 256)
-    w = tl.load(
-        w1_ptr + ns[:, None] * 4096 + hid[None, :],
-    )
-    tl.atomic_add(
-        acc_ptr + rows[:, None] * 1024 + ns[None, :],
-        tl.dot(h, tl.trans(w)),
-        mask=row_ok,
-        sem="relaxed",
-    )
-    ns = 512 + tl.arange(0, 256)
-    w = tl.load(
-        w1_ptr + ns[:, None] * 4096 + hid[None, :],
-    )
-    tl.atomic_add(
-        acc_ptr + rows[:, None] * 1024 + ns[None, :],
-        tl.dot(h, tl.trans(w)),
-        mask=row_ok,
-        sem="relaxed",
-    )
-    ns = 768 + tl.arange(0, 256)
-    w = tl.load(
-        w1_ptr + ns[:, None] * 4096 + hid[None, :],
-    )
-    tl.atomic_add(
-        acc_ptr + rows[:, None] * 1024 + ns[None, :],
-        tl.dot(h, tl.trans(w)),
-        mask=row_ok,
-        sem="relaxed",
-    )
-    # arrive: every thread's adds are performed (CTA barrier) before the count is released
-    tl.debug_barrier()
-    if tl.atomic_add(count_ptr + pid_m, 1, sem="acq_rel") == 63:
-        tl.debug_barrier()
-        for n0 in tl.static_range(0, 1024, 256):
-            ns = n0 + tl.arange(0, 256)
-            ok = row_ok
-            acc = acc_ptr + rows[:, None] * 1024 + ns[None, :]
-            out = tl.load(acc, mask=ok, other=0.0, cache_modifier=".cg")  # added in L2: skip L1
-            # every thread has read its part before any zeroes one: the zeroing store below can
-            # be spread over the threads unlike this load (8 warps: no barrier in between, and
-            # a thread could zero a sum before its reader had loaded it)
-            tl.debug_barrier()
-            out += tl.load(b1_ptr + ns).to(tl.float32)[None, :]
-            tl.store(y_ptr + rows[:, None] * 1024 + ns[None, :], out.to(tl.bfloat16), mask=ok)
-            tl.store(acc, tl.zeros((16, 256), dtype=tl.float32), mask=ok)
-        tl.atomic_xchg(count_ptr + pid_m, 0)
-
-
 KERNELS = {
+    "_k_layered_m128_n128_k64_l0": _k_layered_m128_n128_k64_l0,
+    "_k_persist_m16_n32_k64": _k_persist_m16_n32_k64,
     "_k_split_m16_c128_n128_k128": _k_split_m16_c128_n128_k128,
+    "_k_split_m16_c128_n256_k128": _k_split_m16_c128_n256_k128,
     "_k_split_m16_c32_n256_k128": _k_split_m16_c32_n256_k128,
-    "_k_split_m16_c64_n256_k128": _k_split_m16_c64_n256_k128,
 }
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"

@@ -33,15 +33,15 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 44.929, "eager_us": 8.309, "host_us": 16.901, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 4.234},
-        16: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 45.905, "eager_us": 8.045, "host_us": 16.303, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.426},
-        64: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 128, "eager_host_us": 46.936, "eager_us": 8.216, "graph_block_k": 128, "graph_block_m": 16, "graph_block_n": 256, "graph_chunk": 32, "graph_kernel": "_k_split_m16_c32_n256_k128", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "split", "graph_us": 5.648, "host_us": 15.217, "kernel": "_k_stream_m16_n64_c128", "num_stages": 3, "num_warps": 4, "strategy": "stream", "us": 11.717},
-        256: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 128, "eager_host_us": 46.363, "eager_us": 8.607, "graph_block_k": 128, "graph_block_m": 16, "graph_block_n": 256, "graph_chunk": 64, "graph_kernel": "_k_split_m16_c64_n256_k128", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "split", "graph_us": 6.835, "host_us": 20.421, "kernel": "_k_stream_m16_n64_c128", "num_stages": 3, "num_warps": 4, "strategy": "stream", "us": 11.763},
-        1024: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 128, "eager_host_us": 47.84, "eager_us": 9.811, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 64, "graph_chunk": 64, "graph_kernel": "_k_layered_m64_n64_k64", "graph_num_stages": 4, "graph_num_warps": 4, "graph_strategy": "layered", "graph_us": 8.829, "host_us": 24.324, "kernel": "_k_split_m16_c128_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 10.808},
-        4096: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 38.221, "eager_us": 14.592, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 128, "graph_chunk": 64, "graph_kernel": "_k_layered_m64_n128_k64", "graph_num_stages": 3, "graph_num_warps": 8, "graph_strategy": "layered", "graph_us": 12.512, "host_us": 25.159, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 14.758},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_host_us": 57.644, "eager_us": 34.851, "host_us": 32.993, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 32.014},
-        65536: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 120.758, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "torch", "us": 120.758},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 470.075, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "torch", "us": 470.075},
+        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 54.48, "eager_us": 8.23, "host_us": 14.823, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 4.377},
+        16: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 53.875, "eager_us": 8.026, "host_us": 20.601, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.443},
+        64: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 54.156, "eager_us": 8.218, "host_us": 14.742, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.695},
+        256: {"block_k": 128, "block_m": 16, "block_n": 128, "chunk": 64, "eager_host_us": 55.216, "eager_us": 8.845, "host_us": 21.425, "kernel": "_k_split_m16_c64_n128_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 7.181},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 55.687, "eager_us": 9.87, "host_us": 16.142, "kernel": "_k_persist_m64_n64_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 8.088},
+        4096: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 55.526, "eager_us": 14.949, "graph_block_k": 64, "graph_block_m": 128, "graph_block_n": 64, "graph_chunk": 64, "graph_kernel": "_k_layered_m128_n64_k64", "graph_num_stages": 3, "graph_num_warps": 8, "graph_strategy": "layered", "graph_us": 11.022, "host_us": 15.007, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 13.051},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 128, "eager_host_us": 57.586, "eager_us": 34.982, "host_us": 24.474, "kernel": "_k_stream_m128_n32_c128", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 23.475},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 128, "eager_us": 122.311, "kernel": "_k_stream_m128_n32_c128", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 95.507},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 128, "eager_us": 465.87, "kernel": "_k_stream_m128_n32_c128", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 370.237},
     },
     "default": {
         1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split"},
@@ -57,7 +57,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"compile_seconds": 26.1, "cuda": "13.0", "date": "2026-11-29T23:04:34", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 80, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 31.3, "workers": 1},
+    "NVIDIA H200|sm90|132": {"compile_seconds": 23.2, "cuda": "13.0", "date": "2026-11-30T00:22:22", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 346, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 84.0, "workers": 1},
 }
 
 
@@ -94,49 +94,17 @@ def _gelu(x):
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_layered_m64_n128_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # layered layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=128, BLOCK_K=64
+def _k_layered_m128_n64_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
+    # layered layer 0: 256 -> 512, gelu; BLOCK_M=128, BLOCK_N=64, BLOCK_K=64
     pid = tl.program_id(0)
-    m_tiles = tl.cdiv(M, 64)
-    group = pid // 32
-    first = group * 8
-    rows_in_group = tl.minimum(m_tiles - first, 8)
-    local = pid % 32
-    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
-    cols = (local // rows_in_group) * 128 + tl.arange(0, 128)
-    acc = tl.zeros((64, 128), dtype=tl.float32)
-    for k0 in range(0, 256, 64):
-        ks = k0 + tl.arange(0, 64)
-        a = tl.load(
-            x_ptr + rows[:, None] * 256 + ks[None, :],
-            mask=(rows[:, None] < M),
-            other=0.0,
-        )
-        w = tl.load(
-            w_ptr + cols[:, None] * 256 + ks[None, :],
-        )
-        acc = tl.dot(a, tl.trans(w), acc)
-    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
-    acc = _gelu(acc)
-    tl.store(
-        y_ptr + rows[:, None] * 512 + cols[None, :],
-        acc.to(tl.float16),
-        mask=(rows[:, None] < M),
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_layered_m64_n64_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # layered layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=64, BLOCK_K=64
-    pid = tl.program_id(0)
-    m_tiles = tl.cdiv(M, 64)
+    m_tiles = tl.cdiv(M, 128)
     group = pid // 64
     first = group * 8
     rows_in_group = tl.minimum(m_tiles - first, 8)
     local = pid % 64
-    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
+    rows = ((first + local % rows_in_group) * 128 + tl.arange(0, 128)).to(tl.int64)
     cols = (local // rows_in_group) * 64 + tl.arange(0, 64)
-    acc = tl.zeros((64, 64), dtype=tl.float32)
+    acc = tl.zeros((128, 64), dtype=tl.float32)
     for k0 in range(0, 256, 64):
         ks = k0 + tl.arange(0, 64)
         a = tl.load(
@@ -222,6 +190,70 @@ def _k_persist_m128_n128_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_pt
 
 
 @triton.jit(do_not_specialize=["M"])
+def _k_persist_m64_n64_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
+    # persist: BLOCK_M=64, BLOCK_N=64, BLOCK_K=64
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    m_tiles = tl.cdiv(M, 64)
+    # layer 0: 256 -> 512, gelu
+    for t in range(pid, m_tiles * 8, nprog):
+        rows = ((t // 8) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 8) * 64 + tl.arange(0, 64)
+        acc = tl.zeros((64, 64), dtype=tl.float32)
+        for k0 in range(0, 256, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                x_ptr + rows[:, None] * 256 + ks[None, :],
+                mask=(rows[:, None] < M),
+                other=0.0,
+            )
+            w = tl.load(
+                w0_ptr + cols[:, None] * 256 + ks[None, :],
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
+        acc = _gelu(acc)
+        tl.store(
+            h1_ptr + rows[:, None] * 512 + cols[None, :],
+            acc.to(tl.float16),
+            mask=(rows[:, None] < M),
+        )
+    # grid barrier 0: every program's stores of layer 0 are visible
+    tl.debug_barrier()
+    tl.atomic_add(sync_ptr, 1, sem="release")
+    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 1:
+        pass
+    tl.debug_barrier()
+    # past the last barrier: the last program out resets the counters for the next launch
+    if tl.atomic_add(sync_ptr + 1, 1, sem="acq_rel") == nprog - 1:
+        tl.atomic_xchg(sync_ptr, 0)
+        tl.atomic_xchg(sync_ptr + 1, 0)
+    # layer 1: 512 -> 256, none
+    for t in range(pid, m_tiles * 4, nprog):
+        rows = ((t // 4) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 4) * 64 + tl.arange(0, 64)
+        acc = tl.zeros((64, 64), dtype=tl.float32)
+        for k0 in range(0, 512, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                h1_ptr + rows[:, None] * 512 + ks[None, :],
+                mask=(rows[:, None] < M),
+                other=0.0,
+                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
+            )
+            w = tl.load(
+                w1_ptr + cols[:, None] * 512 + ks[None, :],
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
+        tl.store(
+            y_ptr + rows[:, None] * 256 + cols[None, :],
+            acc.to(tl.float16),
+            mask=(rows[:, None] < M),
+        )
+
+
+@triton.jit(do_not_specialize=["M"])
 def _k_split_m16_c128_n128_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc_ptr, count_ptr, M):
     # split: BLOCK_M=16, chunk=128, BLOCK_N=128, BLOCK_K=128
     pid_m = tl.program_id(0)
@@ -281,59 +313,6 @@ def _k_split_m16_c128_n128_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, ac
             out += tl.load(b1_ptr + ns).to(tl.float32)[None, :]
             tl.store(y_ptr + rows[:, None] * 256 + ns[None, :], out.to(tl.float16), mask=ok)
             tl.store(acc, tl.zeros((16, 128), dtype=tl.float32), mask=ok)
-        tl.atomic_xchg(count_ptr + pid_m, 0)
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_split_m16_c128_n256_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc_ptr, count_ptr, M):
-    # split: BLOCK_M=16, chunk=128, BLOCK_N=256, BLOCK_K=128
-    pid_m = tl.program_id(0)
-    rows = pid_m.to(tl.int64) * 16 + tl.arange(0, 16)
-    row_ok = rows[:, None] < M
-    hid = tl.program_id(1) * 128 + tl.arange(0, 128)
-    # hidden columns hid: 256 -> 512, gelu
-    s = tl.zeros((16, 128), dtype=tl.float32)
-    for k0 in tl.static_range(0, 256, 128):
-        ks = k0 + tl.arange(0, 128)
-        a = tl.load(
-            x_ptr + rows[:, None] * 256 + ks[None, :],
-            mask=row_ok,
-            other=0.0,
-        )
-        w = tl.load(
-            w0_ptr + hid[:, None] * 256 + ks[None, :],
-        )
-        s = tl.dot(a, tl.trans(w), s)
-    s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
-    s = _gelu(s)
-    h = s.to(tl.float16)
-    # 512 -> 256: this slice's share of every output, into the workspace
-    ns = 0 + tl.arange(0, 256)
-    w = tl.load(
-        w1_ptr + ns[:, None] * 512 + hid[None, :],
-    )
-    tl.atomic_add(
-        acc_ptr + rows[:, None] * 256 + ns[None, :],
-        tl.dot(h, tl.trans(w)),
-        mask=row_ok,
-        sem="relaxed",
-    )
-    # arrive: every thread's adds are performed (CTA barrier) before the count is released
-    tl.debug_barrier()
-    if tl.atomic_add(count_ptr + pid_m, 1, sem="acq_rel") == 3:
-        tl.debug_barrier()
-        for n0 in tl.static_range(0, 256, 256):
-            ns = n0 + tl.arange(0, 256)
-            ok = row_ok
-            acc = acc_ptr + rows[:, None] * 256 + ns[None, :]
-            out = tl.load(acc, mask=ok, other=0.0, cache_modifier=".cg")  # added in L2: skip L1
-            # every thread has read its part before any zeroes one: the zeroing store below can
-            # be spread over the threads unlike this load (8 warps: no barrier in between, and
-            # a thread could zero a sum before its reader had loaded it)
-            tl.debug_barrier()
-            out += tl.load(b1_ptr + ns).to(tl.float32)[None, :]
-            tl.store(y_ptr + rows[:, None] * 256 + ns[None, :], out.to(tl.float16), mask=ok)
-            tl.store(acc, tl.zeros((16, 256), dtype=tl.float32), mask=ok)
         tl.atomic_xchg(count_ptr + pid_m, 0)
 
 
@@ -454,177 +433,9 @@ def _k_split_m16_c64_n128_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_split_m16_c64_n256_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc_ptr, count_ptr, M):
-    # split: BLOCK_M=16, chunk=64, BLOCK_N=256, BLOCK_K=128
-    pid_m = tl.program_id(0)
-    rows = pid_m.to(tl.int64) * 16 + tl.arange(0, 16)
-    row_ok = rows[:, None] < M
-    hid = tl.program_id(1) * 64 + tl.arange(0, 64)
-    # hidden columns hid: 256 -> 512, gelu
-    s = tl.zeros((16, 64), dtype=tl.float32)
-    for k0 in tl.static_range(0, 256, 128):
-        ks = k0 + tl.arange(0, 128)
-        a = tl.load(
-            x_ptr + rows[:, None] * 256 + ks[None, :],
-            mask=row_ok,
-            other=0.0,
-        )
-        w = tl.load(
-            w0_ptr + hid[:, None] * 256 + ks[None, :],
-        )
-        s = tl.dot(a, tl.trans(w), s)
-    s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
-    s = _gelu(s)
-    h = s.to(tl.float16)
-    # 512 -> 256: this slice's share of every output, into the workspace
-    ns = 0 + tl.arange(0, 256)
-    w = tl.load(
-        w1_ptr + ns[:, None] * 512 + hid[None, :],
-    )
-    tl.atomic_add(
-        acc_ptr + rows[:, None] * 256 + ns[None, :],
-        tl.dot(h, tl.trans(w)),
-        mask=row_ok,
-        sem="relaxed",
-    )
-    # arrive: every thread's adds are performed (CTA barrier) before the count is released
-    tl.debug_barrier()
-    if tl.atomic_add(count_ptr + pid_m, 1, sem="acq_rel") == 7:
-        tl.debug_barrier()
-        for n0 in tl.static_range(0, 256, 256):
-            ns = n0 + tl.arange(0, 256)
-            ok = row_ok
-            acc = acc_ptr + rows[:, None] * 256 + ns[None, :]
-            out = tl.load(acc, mask=ok, other=0.0, cache_modifier=".cg")  # added in L2: skip L1
-            # every thread has read its part before any zeroes one: the zeroing store below can
-            # be spread over the threads unlike this load (8 warps: no barrier in between, and
-            # a thread could zero a sum before its reader had loaded it)
-            tl.debug_barrier()
-            out += tl.load(b1_ptr + ns).to(tl.float32)[None, :]
-            tl.store(y_ptr + rows[:, None] * 256 + ns[None, :], out.to(tl.float16), mask=ok)
-            tl.store(acc, tl.zeros((16, 256), dtype=tl.float32), mask=ok)
-        tl.atomic_xchg(count_ptr + pid_m, 0)
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_stream_m128_n32_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # stream: BLOCK_M=128, BLOCK_N=32, chunk=64
+def _k_stream_m128_n32_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # stream: BLOCK_M=128, BLOCK_N=32, chunk=128
     rows = tl.program_id(0).to(tl.int64) * 128 + tl.arange(0, 128)
-    row_ok = rows[:, None] < M
-    cols = 0 + tl.arange(0, 64)
-    x_0 = tl.load(
-        x_ptr + rows[:, None] * 256 + cols[None, :],
-        mask=row_ok,
-        other=0.0,
-    )
-    cols = 64 + tl.arange(0, 64)
-    x_1 = tl.load(
-        x_ptr + rows[:, None] * 256 + cols[None, :],
-        mask=row_ok,
-        other=0.0,
-    )
-    cols = 128 + tl.arange(0, 64)
-    x_2 = tl.load(
-        x_ptr + rows[:, None] * 256 + cols[None, :],
-        mask=row_ok,
-        other=0.0,
-    )
-    cols = 192 + tl.arange(0, 64)
-    x_3 = tl.load(
-        x_ptr + rows[:, None] * 256 + cols[None, :],
-        mask=row_ok,
-        other=0.0,
-    )
-    acc_0 = tl.zeros((128, 64), dtype=tl.float32)
-    acc_1 = tl.zeros((128, 64), dtype=tl.float32)
-    acc_2 = tl.zeros((128, 64), dtype=tl.float32)
-    acc_3 = tl.zeros((128, 64), dtype=tl.float32)
-    for j in range(0, 512, 32):
-        hid = j + tl.arange(0, 32)
-        # hidden columns hid: 256 -> 512, gelu
-        s = tl.zeros((128, 32), dtype=tl.float32)
-        k_idx = 0 + tl.arange(0, 64)
-        w = tl.load(
-            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
-        )
-        s = tl.dot(x_0, tl.trans(w), s)
-        k_idx = 64 + tl.arange(0, 64)
-        w = tl.load(
-            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
-        )
-        s = tl.dot(x_1, tl.trans(w), s)
-        k_idx = 128 + tl.arange(0, 64)
-        w = tl.load(
-            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
-        )
-        s = tl.dot(x_2, tl.trans(w), s)
-        k_idx = 192 + tl.arange(0, 64)
-        w = tl.load(
-            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
-        )
-        s = tl.dot(x_3, tl.trans(w), s)
-        s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
-        s = _gelu(s)
-        h = s.to(tl.float16)
-        # 512 -> 256: this slice's share of every output chunk
-        n_idx = 0 + tl.arange(0, 64)
-        w = tl.load(
-            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
-        )
-        acc_0 = tl.dot(h, tl.trans(w), acc_0)
-        n_idx = 64 + tl.arange(0, 64)
-        w = tl.load(
-            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
-        )
-        acc_1 = tl.dot(h, tl.trans(w), acc_1)
-        n_idx = 128 + tl.arange(0, 64)
-        w = tl.load(
-            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
-        )
-        acc_2 = tl.dot(h, tl.trans(w), acc_2)
-        n_idx = 192 + tl.arange(0, 64)
-        w = tl.load(
-            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
-        )
-        acc_3 = tl.dot(h, tl.trans(w), acc_3)
-    n_idx = 0 + tl.arange(0, 64)
-    acc = acc_0
-    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + n_idx[None, :],
-        acc.to(tl.float16),
-        mask=row_ok,
-    )
-    n_idx = 64 + tl.arange(0, 64)
-    acc = acc_1
-    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + n_idx[None, :],
-        acc.to(tl.float16),
-        mask=row_ok,
-    )
-    n_idx = 128 + tl.arange(0, 64)
-    acc = acc_2
-    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + n_idx[None, :],
-        acc.to(tl.float16),
-        mask=row_ok,
-    )
-    n_idx = 192 + tl.arange(0, 64)
-    acc = acc_3
-    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + n_idx[None, :],
-        acc.to(tl.float16),
-        mask=row_ok,
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_stream_m16_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # stream: BLOCK_M=16, BLOCK_N=64, chunk=128
-    rows = tl.program_id(0).to(tl.int64) * 16 + tl.arange(0, 16)
     row_ok = rows[:, None] < M
     cols = 0 + tl.arange(0, 128)
     x_0 = tl.load(
@@ -638,12 +449,12 @@ def _k_stream_m16_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
         mask=row_ok,
         other=0.0,
     )
-    acc_0 = tl.zeros((16, 128), dtype=tl.float32)
-    acc_1 = tl.zeros((16, 128), dtype=tl.float32)
-    for j in range(0, 512, 64):
-        hid = j + tl.arange(0, 64)
+    acc_0 = tl.zeros((128, 128), dtype=tl.float32)
+    acc_1 = tl.zeros((128, 128), dtype=tl.float32)
+    for j in range(0, 512, 32):
+        hid = j + tl.arange(0, 32)
         # hidden columns hid: 256 -> 512, gelu
-        s = tl.zeros((16, 64), dtype=tl.float32)
+        s = tl.zeros((128, 32), dtype=tl.float32)
         k_idx = 0 + tl.arange(0, 128)
         w = tl.load(
             w0_ptr + hid[:, None] * 256 + k_idx[None, :],
@@ -687,16 +498,13 @@ def _k_stream_m16_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
 
 
 KERNELS = {
-    "_k_layered_m64_n128_k64_l0": _k_layered_m64_n128_k64_l0,
-    "_k_layered_m64_n64_k64_l0": _k_layered_m64_n64_k64_l0,
+    "_k_layered_m128_n64_k64_l0": _k_layered_m128_n64_k64_l0,
     "_k_persist_m128_n128_k64": _k_persist_m128_n128_k64,
+    "_k_persist_m64_n64_k64": _k_persist_m64_n64_k64,
     "_k_split_m16_c128_n128_k128": _k_split_m16_c128_n128_k128,
-    "_k_split_m16_c128_n256_k128": _k_split_m16_c128_n256_k128,
     "_k_split_m16_c32_n256_k128": _k_split_m16_c32_n256_k128,
     "_k_split_m16_c64_n128_k128": _k_split_m16_c64_n128_k128,
-    "_k_split_m16_c64_n256_k128": _k_split_m16_c64_n256_k128,
-    "_k_stream_m128_n32_c64": _k_stream_m128_n32_c64,
-    "_k_stream_m16_n64_c128": _k_stream_m16_n64_c128,
+    "_k_stream_m128_n32_c128": _k_stream_m128_n32_c128,
 }
 
 _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"

@@ -33,11 +33,11 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 105.409, "eager_us": 18.338, "host_us": 26.718, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 5.544},
-        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 113.308, "eager_us": 19.52, "host_us": 19.106, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.461},
-        1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 110.75, "eager_us": 21.602, "host_us": 17.491, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 5.912},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 29.795, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 4.486},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 209.994, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 30.174},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 157.891, "eager_us": 17.726, "host_us": 25.146, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 5.328},
+        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 160.918, "eager_us": 19.003, "host_us": 25.936, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.456},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 151.028, "eager_us": 21.662, "host_us": 22.341, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.555},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 158.788, "eager_us": 30.126, "host_us": 21.522, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 4.523},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 212.395, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 30.366},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
@@ -49,7 +49,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"compile_seconds": 14.8, "cuda": "13.0", "date": "2026-11-29T21:45:59", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 40, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 35.0, "torch": "2.11.0+cu130", "trials": 8, "triton": "3.6.0", "tuning_seconds": 17.1, "workers": 1},
+    "NVIDIA H200|sm90|132": {"compile_seconds": 15.3, "cuda": "13.0", "date": "2026-11-30T00:29:26", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 40, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 35.0, "torch": "2.11.0+cu130", "trials": 8, "triton": "3.6.0", "tuning_seconds": 18.0, "workers": 1},
 }
 
 
