@@ -1,13 +1,15 @@
 """The generated module on a real GPU: correct in every dtype at small, odd and large M."""
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
 import triton
 import triton.language as tl
 
-from mlpgen.emit import entry
+from mlpgen.emit import entry, graph_cell
+from mlpgen.selfcheck import load_module
 from mlpgen.space import heuristic_config, infeasible_reason
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
@@ -91,6 +93,32 @@ def test_fast_launch_path_is_used_and_correct(load_generated):
     second = mod.mlp(x2, weights, biases)
     assert rel_error(second, reference(spec, x2, weights, biases)) <= TOLERANCE["fp16"]
     assert not torch.equal(first, second)
+
+
+H200 = "NVIDIA H200|sm90|132"
+
+
+@pytest.mark.parametrize("bucket", [4096, 16384, 262144])
+def test_large_batch_winners_use_hopper_tensor_cores(bucket):
+    """The shipped headline module's H200 winners for large buckets (call and CUDA-graph
+    configs) compile to Hopper's warpgroup MMA (wgmma.mma_async in the PTX, not mma.sync) and
+    spill no registers, and compute the right result."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("wgmma is sm_90's")
+    mod = load_module(Path(__file__).resolve().parents[1] / "tuned/mlp_256x512x256_gelu_fp16.py")
+    spec = MLPSpec.from_dict(mod.SPEC)
+    cell = mod.TUNED[H200][bucket]
+    cells = [cell] + [graph_cell(cell)] * ("graph_strategy" in cell)
+    x, weights, biases = random_problem(spec, 1000, device="cuda")
+    for c in cells:
+        mod._COMPILED.clear()
+        err = rel_error(mod._launch(x, weights, biases, c), reference(spec, x, weights, biases))
+        assert err <= TOLERANCE["fp16"], (c["kernel"], err)
+        assert mod._COMPILED, c["kernel"]
+        for compiled in mod._COMPILED.values():
+            ptx = compiled.asm["ptx"]
+            assert "wgmma.mma_async" in ptx and "mma.sync" not in ptx, c["kernel"]
+            assert compiled.n_spills == 0, c["kernel"]
 
 
 SPLIT = [
