@@ -78,6 +78,11 @@ def scalar_literal(value) -> str:
     return repr(value)
 
 
+def leaf_literal(items) -> str:
+    """(key, value) pairs of a flat dict as one line of Python source."""
+    return "{" + ", ".join(f"{scalar_literal(k)}: {scalar_literal(v)}" for k, v in items) + "}"
+
+
 def format_literal(obj, indent: int = 0) -> str:
     """A Python literal with sorted keys, one TUNED cell per line: re-tuning a bucket changes
     one line of the module, so its diff reads cleanly."""
@@ -87,8 +92,7 @@ def format_literal(obj, indent: int = 0) -> str:
             return "{}"
         items = sorted(obj.items(), key=lambda kv: (str(type(kv[0])), kv[0]))
         if all(not isinstance(v, dict) for _, v in items):  # a leaf cell: one line
-            cells = ", ".join(f"{scalar_literal(k)}: {scalar_literal(v)}" for k, v in items)
-            return "{" + cells + "}"
+            return leaf_literal(items)
         body = "".join(
             f"{pad}{scalar_literal(k)}: {format_literal(v, indent + 4)},\n" for k, v in items
         )

@@ -90,14 +90,10 @@ def render_module(
     header: dict,
 ) -> str:
     """The standalone module: header, SPEC, TUNED, kernels for `configs`, launcher, FusedMLP."""
-    from mlpgen.emit import scalar_literal  # emit imports this module
+    from mlpgen.emit import leaf_literal  # emit imports this module
 
     kernels = {c.kernel_name: c for c in configs if c.has_kernel}
-    spec_literal = (
-        "{"
-        + ", ".join(f"{scalar_literal(k)}: {scalar_literal(v)}" for k, v in spec.to_dict().items())
-        + "}"
-    )
+    spec_literal = leaf_literal(spec.to_dict().items())
     return (
         environment()
         .get_template("module.py.j2")

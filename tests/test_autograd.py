@@ -221,7 +221,7 @@ def test_op_launch_arguments_run_each_strategy(load_generated, config):
     mod, _ = load_generated(spec, gpu_key="test|sm0|0", table={1: cell})
     x, weights, biases = random_problem(spec, 21)
     y = torch.full((21, 9), float("nan"))
-    grid, args = mod._op_launch(cell, x, y, mod._join(weights, biases), 21)
+    grid, args = mod._op_launch(cell, x, y, weights, biases, 21)
     mod.KERNELS[cell["kernel"]][grid](*args, num_warps=4, num_stages=1)
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
 
