@@ -23,6 +23,7 @@ PLANNERS = {
     "split": plan_split,
     "layered": plan_hidden_tiles,
 }
+MACROS = {name: a.macro for name, a in ACTIVATIONS.items()}  # name -> activations.j2 macro
 GROUP_M = 8  # layered: row tiles per program group (consecutive programs share weight tiles)
 
 
@@ -54,6 +55,15 @@ def kernel_names(spec: MLPSpec, config: KernelConfig) -> list[str]:
     return [config.kernel_name]
 
 
+def packed_activations(spec: MLPSpec) -> dict[str, tuple[str, ...]]:
+    """The spec's activations that run two fp16 values per instruction (fp16 modules only):
+    name -> its PTX lines."""
+    if spec.dtype != "fp16":
+        return {}
+    names = dict.fromkeys((spec.act, spec.out_act))  # ordered, unique
+    return {n: ACTIVATIONS[n].half2_ptx for n in names if ACTIVATIONS[n].half2_ptx}
+
+
 def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
     """Source of the @triton.jit kernels of one config (kernel_names)."""
     if not config.has_kernel:
@@ -68,7 +78,8 @@ def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
         layers=plan,
         plan=plan,
         tl_dtype=TL_DTYPES[spec.dtype],
-        macros={name: a.macro for name, a in ACTIVATIONS.items()},
+        macros=MACROS,
+        packed=packed_activations(spec),
         group_m=GROUP_M,
     )
 
@@ -112,6 +123,8 @@ def render_module(
             act_module_src=ACTIVATIONS[spec.act].module_src,
             out_act_module_src=ACTIVATIONS[spec.out_act].module_src,
             act_grad_src=ACTIVATIONS[spec.act].grad_src,
+            macros=MACROS,
+            packed=packed_activations(spec),
             out_act_grad_src=ACTIVATIONS[spec.out_act].grad_src,
         )
     )

@@ -47,7 +47,9 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         "block_n": (32, 64),
         "chunk": (64, 128),
         "num_warps": (4, 8),
-        "num_stages": (3,),
+        # 2 stages make room for block_n 64 at block_m 128 (3 do not fit): on the H200 that
+        # tile ran the headline's 262144 rows in 359 us, the 3-stage block_n 32 in 374
+        "num_stages": (2, 3),
     },
     "split": {
         # the H200 probe (BENCHMARKS.md): block_m 16 won at every batch up to 1024, block_n 64
@@ -202,7 +204,11 @@ def stream_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str |
         return why
     if config.block_n > max(32, next_pow2(n1)):
         return f"block_n {config.block_n} over the hidden width: same kernel as a narrower one"
-    return None
+    # shared memory: num_stages buffers of the loop's two weight tiles, plus x staged as the
+    # first dot's operand (H200: m128 n64 c128 at 3 stages asked 262400 bytes, this 262144)
+    k_pad, n2_pad = padded(k, config.chunk), padded(n2, config.chunk)
+    smem = config.num_stages * config.block_n * (k_pad + n2_pad) * b + config.block_m * k_pad * b
+    return shared_reason(smem, max_shared)
 
 
 def split_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
@@ -297,6 +303,13 @@ class SearchSpace:
 
     def __contains__(self, config: KernelConfig) -> bool:
         return config in self.candidates
+
+    def within(self, configs) -> SearchSpace:
+        """The candidates among `configs` (the space as an earlier search recorded it), the
+        others dropped: a replay searches the space its measurements cover."""
+        keep = tuple(c for c in self.candidates if c in configs)
+        gone = tuple((c, "not in the recorded space") for c in self.candidates if c not in configs)
+        return SearchSpace(self.bucket, keep, self.dropped + gone)
 
     def domains(self) -> dict[str, dict[str, tuple[int, ...]]]:
         """Per strategy, the values of each searched field that some candidate uses: what the
@@ -407,7 +420,7 @@ def heuristic_config(spec: MLPSpec, m: int) -> KernelConfig:
     return KernelConfig(strategy="torch")
 
 
-def strategy_seeds(spec: MLPSpec, m: int) -> list[KernelConfig]:
+def strategy_seeds(spec: MLPSpec, m: int, max_shared: int = MAX_SHARED) -> list[KernelConfig]:
     """One sensible config per kernel strategy (the H200 winners' tiles of BENCHMARKS.md),
     measured early by the tuner so that a small budget compares strategies, not only the tiles
     of the default's strategy (the local search never leaves a strategy)."""
@@ -442,4 +455,4 @@ def strategy_seeds(spec: MLPSpec, m: int) -> list[KernelConfig]:
         seeds.append(
             KernelConfig("layered", block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=3)
         )
-    return [c for c in seeds if infeasible_reason(spec, c) is None]
+    return [c for c in seeds if infeasible_reason(spec, c, max_shared) is None]

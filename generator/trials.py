@@ -130,7 +130,8 @@ def compare(exhaustive_log: Path, search_log: Path, buckets=None) -> list[dict]:
 
 def recorded_measure(log: dict, key: str):
     """A `measure(bucket, config)` that answers from an exhaustive trial log instead of a GPU:
-    the tuner's search then runs exactly as on the GPU, over the same numbers every time."""
+    the tuner's search then runs exactly as on the GPU, over the same numbers every time. Also
+    {bucket: the configs measured}: the space the log covers."""
     from mlpgen.measure import Measurement
 
     table = {}
@@ -144,7 +145,10 @@ def recorded_measure(log: dict, key: str):
         found = table.get((bucket, config))
         return found if found is not None else Measurement("error", "not in the recorded log")
 
-    return measure
+    covered: dict[int, set] = {}
+    for b, config in table:
+        covered.setdefault(b, set()).add(config)
+    return measure, covered
 
 
 def replay(log_path: Path, trials: int, seeds: int, buckets=None) -> list[dict]:
@@ -159,11 +163,13 @@ def replay(log_path: Path, trials: int, seeds: int, buckets=None) -> list[dict]:
     rows = []
     for key, gpu in sorted(log["gpus"].items()):
         chosen = sorted(int(b) for b in gpu["buckets"] if not buckets or int(b) in buckets)
-        measure = recorded_measure(log, key)
+        measure, covered = recorded_measure(log, key)
         for seed in range(seeds):
             options = TuneOptions(buckets=tuple(chosen), trials=trials, seed=seed)
+            # over the space the log measured (today's may have grown since); what fitted in
+            # the GPU's shared memory is in its measurements, so no limit of ours prunes it
             results = search(
-                Job(spec, key, options),
+                Job(spec, key, options, recorded=covered, max_shared=1 << 30),
                 [measure],
                 optuna.storages.InMemoryStorage(),
                 Progress(0, enabled=False),

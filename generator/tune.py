@@ -340,6 +340,7 @@ class Job:
     options: TuneOptions = TuneOptions()
     previous: dict = field(default_factory=dict)  # this GPU's TUNED table, {bucket: cell}
     max_shared: int = MAX_SHARED
+    recorded: dict | None = None  # {bucket: configs}: search only these (a replayed log's)
 
 
 def previous_config(previous: dict, bucket: int) -> KernelConfig | None:
@@ -359,13 +360,15 @@ def plan(job: Job) -> list[Bucket]:
     out = []
     for b in job.options.buckets:
         space = search_space(job.spec, b, job.max_shared)
+        if job.recorded is not None:
+            space = space.within(job.recorded.get(b, ()))
         n = len(space.candidates)
         brute = job.options.exhaustive or n <= job.options.trials
         first = (
             heuristic_config(job.spec, b),
             previous_config(job.previous, b),
             KernelConfig(strategy="torch"),
-            *strategy_seeds(job.spec, b),
+            *strategy_seeds(job.spec, b, job.max_shared),
         )
         first = list(dict.fromkeys(c for c in first if c is not None and c in space))
         target = n if brute else job.options.trials

@@ -146,7 +146,8 @@ def test_compile_fullgraph_goes_through_the_op(load_generated, monkeypatch):
     """torch.compile(fullgraph=True) of a model holding a FusedMLP: one graph, the op inside,
     outputs and gradients equal to eager (aot_eager runs AOTAutograd, the op's fake and
     autograd; the op computes the torch path on the CPU, or the kernel under the interpreter,
-    whose GELU is the tanh fit: within 1e-4, not fp32's default)."""
+    whose GELU is the tanh fit: within 1e-3, not fp32's default; its 4.2e-5 |x| / 2 goes
+    through two Linears and the squared loss's gradient, and 1e-4 failed 1 run in ~10)."""
     from torch._dynamo.testing import CompileCounterWithBackend
 
     mod, _ = load_generated(MLPSpec((6, 9, 4), act="gelu", dtype="fp32"))
@@ -159,7 +160,7 @@ def test_compile_fullgraph_goes_through_the_op(load_generated, monkeypatch):
     y = compiled(x)
     assert counter.frame_count == 1
     assert mod.OP_NAME.replace("::", ".") in counter.graphs[0].code
-    close = partial(torch.testing.assert_close, atol=1e-4, rtol=1e-4)
+    close = partial(torch.testing.assert_close, atol=1e-3, rtol=1e-3)
     close(y, model(x))
     y.square().sum().backward()
     got = [p.grad.clone() for p in model.parameters()]

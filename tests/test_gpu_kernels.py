@@ -212,3 +212,26 @@ def test_activation_helpers_on_the_gpu(load_generated):
     # the erf fit (4.1e-5) and tanh.approx's relative error, scaled by x / 2
     bound = 0.5 * x.abs() * (4.2e-5 + 2**-10.9) + 1e-6
     assert ((gelu - torch.nn.functional.gelu(x)).abs() <= bound).all()
+
+
+@triton.jit
+def _apply(x_ptr, y_ptr, N: tl.constexpr, FN: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(y_ptr + i, FN(tl.load(x_ptr + i)))
+
+
+@pytest.mark.parametrize("act", ["gelu", "gelu_tanh", "silu", "sigmoid", "tanh"])
+def test_packed_fp16_activations_on_the_gpu(load_generated, act):
+    """The fp16 modules' f16x2 PTX helpers (which the interpreter cannot run) against torch's
+    exact function of the fp16-rounded input, elementwise over [-12, 12]: within a few fp16
+    rounding steps of the larger of the output and x / 2 (the terms GELU and SiLU add)."""
+    from mlpgen.activations import ACTIVATIONS
+
+    mod, _ = load_generated(MLPSpec((64, 64, 64), act=act, dtype="fp16"), gpu_key="t", table={})
+    x = torch.linspace(-12, 12, 8192, device="cuda")
+    y = torch.empty_like(x, dtype=torch.float16)
+    _apply[(1,)](x, y, 8192, getattr(mod, f"_{act}_f16"))
+    x = x.half().double()
+    exact = ACTIVATIONS[act].torch_fn(x)
+    bound = 2**-8 * torch.maximum(exact.abs(), 0.5 * x.abs()) + 2**-11
+    assert ((y.double() - exact).abs() <= bound).all()

@@ -157,19 +157,23 @@ def _apply_gelu(x_ptr, y_ptr, N: tl.constexpr):
 
 def test_gelu_kernels_use_the_tanh_fit(load_generated):
     """Every kernel takes GELU from the module's _gelu (erf through a tanh fit), the layered
-    and stream kernels too (odd widths, M not a multiple of block_m); the fit itself, with the
-    interpreter's exact tanh, is within 4.2e-5 * |x| / 2 of torch's exact GELU over [-12, 12]."""
+    and stream kernels too (odd widths, M not a multiple of block_m), fp16 kernels through the
+    packed _gelu_f16 (its exact form here); the fit itself, with the interpreter's exact tanh,
+    is within 4.2e-5 * |x| / 2 of torch's exact GELU over [-12, 12]."""
     global _GELU
     spec = MLPSpec((37, 70, 50, 9), act="gelu", dtype="fp32")
     cfg = KernelConfig("layered", block_m=16, block_n=32, block_k=16)
     src = render_kernel(spec, cfg)
-    assert src.count("acc = _gelu(acc)") == 2 and "erf" not in src
+    assert src.count("(_gelu(acc)).to(tl.float32)") == 2 and "erf" not in src
     errors, mod = run_configs(load_generated, spec, [cfg], 45, with_module=True)
     assert errors[0] <= 1e-4, errors  # fp32 through the interpreter: the fit's error, no tf32
     stream_spec = MLPSpec((37, 70, 9), act="gelu", dtype="fp32")
     stream = KernelConfig("stream", block_m=16, block_n=32, chunk=32, num_stages=3)
-    assert "s = _gelu(s)" in render_kernel(stream_spec, stream)
+    assert "h = (_gelu(s)).to(tl.float32)" in render_kernel(stream_spec, stream)
     assert run_configs(load_generated, stream_spec, [stream], 45)[0] <= 1e-4
+    half = MLPSpec((37, 70, 9), act="gelu", dtype="fp16")
+    assert "h = _gelu_f16(s)" in render_kernel(half, stream)
+    assert run_configs(load_generated, half, [stream], 45)[0] <= TOLERANCE["fp16"]
     _GELU = mod._gelu  # what _apply_gelu calls (the interpreter reads globals)
     x = torch.linspace(-12, 12, 4096)
     y = torch.empty_like(x)

@@ -313,18 +313,26 @@ def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tm
     assert f"in a CUDA graph: {graph.kernel_name}  4.10 us GPU" in capsys.readouterr().out
 
 
-def test_gpus_before_sm75_get_the_exact_tanh(load_generated, monkeypatch):
-    """tanh.approx.f32 needs sm_75: the first sight of an older GPU (gpu_key, which every plan
-    calls before compiling) swaps the module's _tanh, which _gelu and the tanh-family
-    activations call, for _tanh_exact; a newer GPU keeps it."""
+def test_older_gpus_get_the_exact_activation_helpers(load_generated, monkeypatch):
+    """tanh.approx.f32 needs sm_75, the packed fp16 helpers' min.f16x2 sm_80: the first sight of
+    an older GPU (gpu_key, which every plan calls before compiling) swaps the module's _tanh
+    (which _gelu and the tanh-family activations call) for _tanh_exact, and _silu_f16 for
+    _silu_f16_exact; a newer GPU keeps them."""
     from types import SimpleNamespace
 
-    mod, _ = load_generated(MLPSpec((16, 32, 8), act="silu"))
-    approx = object()  # stands in for the inline-asm _tanh (the interpreter has the exact one)
-    for (major, minor), expected in (((9, 0), approx), ((7, 0), mod._tanh_exact)):
+    mod, _ = load_generated(MLPSpec((16, 32, 8), act="silu", dtype="fp16"))
+    assert set(mod._PACKED_EXACT) == {"_silu_f16"}
+    # stand-ins for the inline-asm helpers (the interpreter has the exact ones)
+    approx, packed = object(), object()
+    for (major, minor), tanh, silu in (
+        ((9, 0), approx, packed),
+        ((8, 0), approx, packed),
+        ((7, 5), approx, mod._silu_f16_exact),
+        ((7, 0), mod._tanh_exact, mod._silu_f16_exact),
+    ):
         mod._GPU_KEYS.clear()
-        mod._tanh = approx
+        mod._tanh, mod._silu_f16 = approx, packed
         props = SimpleNamespace(name="GPU", major=major, minor=minor, multi_processor_count=80)
         monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index, p=props: p)
         assert mod.gpu_key(torch.device("cuda", 0)) == f"GPU|sm{major}{minor}|80"
-        assert mod._tanh is expected
+        assert mod._tanh is tanh and mod._silu_f16 is silu

@@ -19,6 +19,7 @@ HEADLINE = MLPSpec((256, 512, 256))
 
 # A fixed table for the tests of the space's logic (pinned with the pin_domains fixture), so
 # that tuning the production domains changes none of what they check.
+H200_SHARED = 232448  # the H200's opt-in shared memory per block (what the tuner passes there)
 TABLE = {
     "rowblock": {
         "block_m": (16, 32, 64, 128),
@@ -64,19 +65,27 @@ def test_every_table_config_is_a_candidate_or_dropped_with_a_reason(widths, buck
 
 
 def test_headline_space_sizes():
-    """The production table for 256,512,256 fp16: 12 rowblock, 32 persist, 32 stream, 24 split
-    and 8 layered configs, epilogue and torch. 16 cannot work: rowblock 64 rows x chunk 128
-    with 4 warps and stream's 128-row tiles with 4 warps (registers), persist's block_n 256
-    (shared memory, or 256 accumulators per thread at 128 x 256 with 4 warps), split 32 x
-    chunk 128 x block_n 256 (shared memory, either warp count), epilogue (gelu); every other
+    """The production table for 256,512,256 fp16 with the H200's shared memory (the tuner
+    passes the GPU's): 12 rowblock, 32 persist, 64 stream, 24 split and 8 layered configs,
+    epilogue and torch. 13 cannot work: rowblock 64 rows x chunk 128 with 4 warps and stream's
+    128-row tiles with 4 warps (registers), persist's 128 x 256 with 4 warps (256 accumulators
+    per thread), stream's 128 x 64 with 3 stages (shared memory), epilogue (gelu); every other
     one is searched from 256 rows up, split only up to 4096 rows, layered only from 1024. A
     bucket of one row only searches 16-row tiles, of every row-tiled strategy."""
-    sizes = {b: len(search_space(HEADLINE, b).candidates) for b in (1, 16, 64, 256, 262144)}
-    assert sizes == {1: 31, 16: 31, 64: 76, 256: 86, 262144: 72}
-    assert len(search_space(HEADLINE, 1024).candidates) == 94
-    assert len(search_space(HEADLINE, 4096).candidates) == 94
-    assert len(search_space(HEADLINE, 8192).candidates) == 72  # split: over its 4096 rows
-    one = search_space(HEADLINE, 1)
+
+    def size(b):
+        return len(search_space(HEADLINE, b, H200_SHARED).candidates)
+
+    assert {b: size(b) for b in (1, 16, 64, 256, 262144)} == {
+        1: 41,
+        16: 41,
+        64: 108,
+        256: 121,
+        262144: 105,
+    }
+    assert size(1024) == size(4096) == 129
+    assert size(8192) == 105  # split: over its 4096 rows
+    one = search_space(HEADLINE, 1, H200_SHARED)
     assert {c.block_m for c in one.candidates if c.strategy != "torch"} == {16}
     assert {c.strategy for c in one.candidates} == {
         "rowblock",
@@ -86,9 +95,9 @@ def test_headline_space_sizes():
         "torch",
     }
     assert one.dropped_counts() == {
-        "dominated": 63,  # with layered's 8 (under its 1024 rows)
-        "registers": 6,
-        "shared memory": 9,
+        "dominated": 88,  # with layered's 8 (under its 1024 rows)
+        "registers": 10,
+        "shared memory": 2,
         "no epilogue": 1,  # gelu: cuBLASLt's GELU epilogue is the tanh approximation
     }
 
@@ -96,7 +105,7 @@ def test_headline_space_sizes():
 def test_domains_feed_the_sampler(pin_domains, pin_heuristic):
     pin_domains(TABLE)
     pin_heuristic(KernelConfig(block_m=16, chunk=64, num_warps=4))  # a TABLE point
-    doms = search_space(HEADLINE, 64).domains()
+    doms = search_space(HEADLINE, 64, H200_SHARED).domains()
     assert doms["torch"] == {}
     assert doms["rowblock"]["block_m"] == (16, 32, 64)  # 128-row tiles: over the bucket
     assert doms["rowblock"]["chunk"] == (32, 64, 128)
@@ -108,7 +117,7 @@ def test_domains_feed_the_sampler(pin_domains, pin_heuristic):
     outside = KernelConfig("persist", block_m=64, block_n=128, num_warps=8, num_stages=3)
     pin_heuristic(outside)
     assert outside not in configs_of("persist") and infeasible_reason(HEADLINE, outside) is None
-    s = search_space(HEADLINE, 16384)
+    s = search_space(HEADLINE, 16384, H200_SHARED)
     assert outside in s and s.candidates.count(outside) == 1
     doms = s.domains()
     assert doms["persist"]["block_n"] == (32, 64, 128) and doms["persist"]["num_warps"] == (4, 8)
@@ -117,7 +126,7 @@ def test_domains_feed_the_sampler(pin_domains, pin_heuristic):
     # ... and an infeasible default is not: it stays out of the space
     bad = KernelConfig("persist", block_m=128, block_n=256, num_warps=4, num_stages=3)
     pin_heuristic(bad)
-    t = search_space(HEADLINE, 16384)
+    t = search_space(HEADLINE, 16384, H200_SHARED)
     assert bad not in t and set(t.candidates) == set(s.candidates) - {outside}
 
 

@@ -671,12 +671,16 @@ def test_compare_a_budgeted_search_with_an_exhaustive_one(tmp_path, capsys):
 
 
 def test_every_strategy_is_seeded_early():
-    """A small budget compares strategies: one seed per kernel strategy follows the firsts."""
+    """A small budget compares strategies: one seed per kernel strategy follows the firsts
+    (with the H200's shared memory, which the large stream tiles need)."""
+    from dataclasses import replace
+
     from mlpgen.space import LAYERED_MIN_BUCKET, SPLIT_MAX_BUCKET, strategy_seeds
 
+    h200 = 232448  # opt-in shared memory per block
     for b in (1, 64, 1024, 16384):
-        [bucket] = plan(job((b,), trials=6))
-        seeds = strategy_seeds(SPEC, b)
+        [bucket] = plan(replace(job((b,), trials=6), max_shared=h200))
+        seeds = strategy_seeds(SPEC, b, h200)
         split = {"split"} if b <= SPLIT_MAX_BUCKET else set()
         layered = {"layered"} if b >= LAYERED_MIN_BUCKET else set()
         assert {c.strategy for c in seeds} == {"rowblock", "stream", "persist"} | split | layered
