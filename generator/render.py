@@ -20,6 +20,7 @@ TORCH_DTYPES = {"fp16": "torch.float16", "bf16": "torch.bfloat16", "fp32": "torc
 PLANNERS = {
     "persist": plan_tiles,
     "stream": plan_stream,
+    "stream_tma": plan_stream,
     "split": plan_split,
     "layered": plan_hidden_tiles,
 }

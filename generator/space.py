@@ -51,6 +51,16 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         # tile ran the headline's 262144 rows in 359 us, the 3-stage block_n 32 in 374
         "num_stages": (2, 3),
     },
+    "stream_tma": {
+        # stream with every tile moved by TMA, on a persistent grid: on the H200 (BENCHMARKS.md)
+        # 128 x 64 tiles with 8 warps and 2 stages ran the headline's 262144 rows in 351 us
+        # (pointer loads: 366), 128 x 32 in 442, 64 x 32 with 4 warps in 654
+        "block_m": (128,),
+        "block_n": (32, 64),
+        "chunk": (64, 128),
+        "num_warps": (8,),
+        "num_stages": (2,),
+    },
     "split": {
         # the H200 probe (BENCHMARKS.md): block_m 16 won at every batch up to 1024, block_n 64
         # never won; the atomics make taller row tiles pointless
@@ -78,14 +88,19 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
     "torch": {},  # the unfused torch path: always a candidate, in every bucket
 }
 # strategies whose block_m tiles the batch rows (a tile taller than the bucket is dominated)
-ROW_TILED = ("rowblock", "persist", "stream", "split", "layered")
+ROW_TILED = ("rowblock", "persist", "stream", "stream_tma", "split", "layered")
 # split reduces through fp32 atomics whose traffic grows with M (M x out x hidden/chunk): on the
 # H200 it already lost to eager at 1024 rows (BENCHMARKS.md), so larger buckets do not time it
 SPLIT_MAX_BUCKET = 4096
 # layered launches one kernel per layer (the host cost of eager's GEMMs) and pays off by saving
 # memory traffic, which small batches do not have: smaller buckets do not time it
 LAYERED_MIN_BUCKET = 1024
-CHUNK_PADDED = ("rowblock", "stream")  # strategies whose chunk pads narrow widths (chunks_of)
+# strategies whose chunk pads narrow widths (chunks_of)
+CHUNK_PADDED = ("rowblock", "stream", "stream_tma")
+# stream_tma's 128-row tiles and descriptor setup pay off at large batches only (on the H200
+# it lost to persist at 4096 rows, BENCHMARKS.md)
+STREAM_TMA_MIN_BUCKET = 4096
+TMA_ALIGN = 16  # bytes: TMA needs 16-byte aligned bases and row strides
 MAX_ACC_REGS = 128  # fp32 accumulator registers per thread a tile may take
 
 
@@ -194,7 +209,7 @@ def layered_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str 
 
 def stream_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
     if spec.depth != 2:
-        return "the stream strategy needs exactly 2 layers"
+        return f"the {config.strategy} strategy needs exactly 2 layers"
     b = ELEM_BYTES[spec.dtype]
     k, n1, n2 = spec.widths
     live = config.block_m * (padded(k, config.chunk) * b + padded(n2, config.chunk) * 4)
@@ -205,10 +220,20 @@ def stream_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str |
     if config.block_n > max(32, next_pow2(n1)):
         return f"block_n {config.block_n} over the hidden width: same kernel as a narrower one"
     # shared memory: num_stages buffers of the loop's two weight tiles, plus x staged as the
-    # first dot's operand (H200: m128 n64 c128 at 3 stages asked 262400 bytes, this 262144)
+    # first dot's operand (H200: m128 n64 c128 at 3 stages asked 262400 bytes, this 262144);
+    # TMA stores stage one output chunk too (stream_tma m128 h64 s3: 295352, this 294912)
     k_pad, n2_pad = padded(k, config.chunk), padded(n2, config.chunk)
     smem = config.num_stages * config.block_n * (k_pad + n2_pad) * b + config.block_m * k_pad * b
+    if config.strategy == "stream_tma":
+        smem += config.block_m * chunks_of(n2, config.chunk)[0].size * b
     return shared_reason(smem, max_shared)
+
+
+def stream_tma_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
+    b = ELEM_BYTES[spec.dtype]
+    if spec.depth == 2 and any(w * b % TMA_ALIGN for w in spec.widths):
+        return f"TMA needs rows of a multiple of {TMA_ALIGN} bytes"
+    return stream_reason(spec, config, max_shared)
 
 
 def split_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
@@ -243,6 +268,7 @@ RULES = {
     "rowblock": rowblock_reason,
     "persist": persist_reason,
     "stream": stream_reason,
+    "stream_tma": stream_tma_reason,
     "split": split_reason,
     "layered": layered_reason,
     "epilogue": epilogue_reason,
@@ -268,6 +294,8 @@ def dominated_reason(spec: MLPSpec, config: KernelConfig, bucket: int) -> str | 
         return f"block_m {config.block_m} over the bucket's {rows} rows"
     if config.strategy == "layered" and bucket < LAYERED_MIN_BUCKET:
         return f"layered in a bucket under {LAYERED_MIN_BUCKET} rows: one launch per layer"
+    if config.strategy == "stream_tma" and bucket < STREAM_TMA_MIN_BUCKET:
+        return f"stream_tma in a bucket under {STREAM_TMA_MIN_BUCKET} rows: descriptor setup"
     if config.strategy == "split":
         if bucket > SPLIT_MAX_BUCKET:
             return f"split over {SPLIT_MAX_BUCKET} rows: its atomic reduction grows with the bucket"
@@ -451,6 +479,10 @@ def strategy_seeds(spec: MLPSpec, m: int, max_shared: int = MAX_SHARED) -> list[
     ]
     if m <= SPLIT_MAX_BUCKET:
         seeds.append(KernelConfig("split", **split_tiles(m)))
+    if m >= STREAM_TMA_MIN_BUCKET:  # the H200 probe's best TMA tile
+        seeds.append(
+            KernelConfig("stream_tma", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2)
+        )
     if m >= LAYERED_MIN_BUCKET:  # the tile that won at every batch of the H200 probe
         seeds.append(
             KernelConfig("layered", block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=3)

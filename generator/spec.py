@@ -9,7 +9,16 @@ from mlpgen.activations import ACTIVATIONS
 
 MAX_WIDTH = 8192
 DTYPES = ("fp16", "bf16", "fp32")
-STRATEGIES = ("rowblock", "persist", "stream", "split", "layered", "epilogue", "torch")
+STRATEGIES = (
+    "rowblock",
+    "persist",
+    "stream",
+    "stream_tma",
+    "split",
+    "layered",
+    "epilogue",
+    "torch",
+)
 KERNEL_FREE = ("epilogue", "torch")  # strategies that launch torch ops, no Triton kernel
 
 
@@ -155,8 +164,8 @@ class KernelConfig:
             return f"_k_layered_m{self.block_m}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "split":
             return f"_k_split_m{self.block_m}_c{self.chunk}_n{self.block_n}_k{self.block_k}"
-        if self.strategy == "stream":
-            return f"_k_stream_m{self.block_m}_n{self.block_n}_c{self.chunk}"
+        if self.strategy in ("stream", "stream_tma"):
+            return f"_k_{self.strategy}_m{self.block_m}_n{self.block_n}_c{self.chunk}"
         return f"_k_{self.strategy}_m{self.block_m}_c{self.chunk}"
 
     @property

@@ -186,6 +186,50 @@ def test_layered_kernels(load_generated, widths, act, dtype):
             assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
 
 
+STREAM_TMA = [
+    KernelConfig("stream_tma", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2),
+    KernelConfig("stream_tma", block_m=128, block_n=32, chunk=128, num_warps=8, num_stages=2),
+]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("widths, act", [((256, 512, 256), "gelu"), ((40, 72, 24), "silu")])
+def test_stream_tma_kernels(load_generated, widths, act, dtype):
+    """TMA loads and stores with partial boxes at every edge (M not a multiple of the rows,
+    widths not of the tiles) on a persistent grid (more row blocks than SMs at 70000 rows),
+    through a CUDA graph too (its descriptor scratch allocated in the capture); a misaligned
+    input view runs the torch path instead of faulting."""
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("TMA is sm_90's")
+    spec = MLPSpec(widths, act=act, dtype=dtype)
+    smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+    tiles = [c for c in STREAM_TMA if infeasible_reason(spec, c, smem) is None]
+    assert tiles or dtype == "fp32"  # fp32's 256-wide tiles: over the shared memory
+    table = {i: entry(c) for i, c in enumerate(tiles, 1)}
+    mod, _ = load_generated(spec, gpu_key="test", table=table)
+    for m in (1, 37, 1000, 70000):
+        x, weights, biases = random_problem(spec, m, device="cuda")
+        ref = reference(spec, x, weights, biases)
+        for cell in table.values():
+            out = torch.full((m, widths[-1]), math.nan, device="cuda", dtype=x.dtype)
+            mod._launch(x, weights, biases, cell, out=out)
+            assert rel_error(out, ref) <= TOLERANCE[dtype], (m, cell["kernel"])
+    for cell in table.values():
+        plan = mod._Plan(cell, 1000, x, shared_ws=False)
+        x, weights, biases = random_problem(spec, 1000, device="cuda")
+        mod._execute(plan, x, weights, biases)  # compiled before the capture
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y = mod._execute(plan, x, weights, biases, private=True)
+        x.copy_(random_problem(spec, 1000, device="cuda")[0])
+        graph.replay()
+        assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE[dtype]
+        shifted = torch.empty(1000 * widths[0] + 1, device="cuda", dtype=x.dtype)[1:]
+        shifted = shifted.view(1000, widths[0]).copy_(x)
+        ref = reference(spec, shifted, weights, biases)
+        assert rel_error(mod._execute(plan, shifted, weights, biases), ref) <= TOLERANCE[dtype]
+
+
 _GELU = _TANH = None  # set to a generated module's helpers before the launch
 
 

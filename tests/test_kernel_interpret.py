@@ -96,6 +96,46 @@ def test_stream_kernel_matches_reference(load_generated, widths, act, out_act, d
         assert err <= TOLERANCE[dtype]
 
 
+STREAM_TMA = [
+    KernelConfig(strategy="stream_tma", block_m=16, block_n=16, chunk=32, num_stages=2),
+    KernelConfig(strategy="stream_tma", block_m=32, block_n=32, chunk=64, num_stages=2),
+]
+
+
+@pytest.mark.parametrize(
+    "widths, act, out_act, dtype, bias, m",
+    [
+        # rows of 16-byte multiples (TMA), none a multiple of the tiles: partial boxes load
+        # zeros past every edge and store only what is inside
+        ((40, 72, 24), "gelu", "none", "fp16", True, 97),
+        ((36, 20, 12), "sigmoid", "tanh", "fp32", False, 33),
+        ((8, 136, 200), "relu", "silu", "fp32", True, 1),
+    ],
+)
+def test_stream_tma_kernel_matches_reference(load_generated, widths, act, out_act, dtype, bias, m):
+    spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
+    for err in run_configs(load_generated, spec, STREAM_TMA, m):
+        assert err <= TOLERANCE[dtype]
+
+
+def test_stream_tma_takes_the_torch_path_for_a_misaligned_input(load_generated):
+    """TMA needs 16-byte aligned bases: a view one element into its storage runs the torch
+    path instead (the kernel would fault on a GPU), an aligned one the kernel."""
+    spec = MLPSpec((40, 72, 24), act="gelu", dtype="fp16")
+    cell = entry(STREAM_TMA[0])
+    mod, _ = load_generated(spec, gpu_key=KEY, table={1: cell})
+    x, weights, biases = random_problem(spec, 21)
+    launched = []
+    real = mod._run
+    mod._run = lambda kernel, *args, **kw: launched.append(kernel) or real(kernel, *args, **kw)
+    shifted = torch.empty(21 * 40 + 1, dtype=x.dtype)[1:].view(21, 40).copy_(x)
+    assert shifted.data_ptr() % 16 and torch.equal(shifted, x)
+    ref = reference(spec, x, weights, biases)
+    for inp, runs in ((shifted, 0), (x, 1)):
+        assert rel_error(mod._launch(inp, weights, biases, cell), ref) <= TOLERANCE["fp16"]
+        assert len(launched) == runs
+
+
 SPLIT = [
     KernelConfig(strategy="split", block_m=16, chunk=16, block_n=16, block_k=32),
     KernelConfig(strategy="split", block_m=32, chunk=32, block_n=32, block_k=16),

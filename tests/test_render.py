@@ -152,6 +152,28 @@ def test_stream_is_two_layers_only():
     assert "for j in range(0, 37, 32)" in src and "hid[:, None] < 37" in src
 
 
+def test_packed_activation_helpers_only_for_fp16_and_in_plain_strings(tmp_path):
+    """fp16 modules get a packed helper for their tanh-family activations (none for relu, none
+    in bf16 or fp32), its PTX in plain string literals: torch.compile copies the helper's source
+    into its own file, where an escaped newline became a broken literal (H200, run25)."""
+    for spec, helpers in (
+        (MLPSpec((16, 32, 8), act="silu", out_act="sigmoid"), {"_silu_f16", "_sigmoid_f16"}),
+        (MLPSpec((16, 32, 8), act="relu"), set()),
+        (MLPSpec((16, 32, 8), act="silu", dtype="bf16"), set()),
+        (MLPSpec((16, 32, 8), act="gelu", dtype="fp32"), set()),
+    ):
+        src = write_module(tmp_path / f"{spec.name}.py", spec).read_text()
+        tree = ast.parse(src)
+        defined = {
+            n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and "_f16" in n.name
+        }
+        assert defined == helpers | {h + "_exact" for h in helpers}, spec.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name in helpers:
+                text = ast.get_source_segment(src, node)
+                assert "tanh.approx.f16x2" in text and "\\" not in text
+
+
 def test_generated_module_is_lint_clean(tmp_path):
     """What users copy into their projects passes the project's ruff rules (long TUNED lines
     aside: one cell per line by design)."""

@@ -374,7 +374,8 @@ def test_encoding_round_trips_every_field_of_the_production_table(production_tab
     ]:
         spec = MLPSpec(widths, act=act)
         assert round_trips(spec) > 0
-        strategies |= {c.strategy for b in (64, 4096) for c in search_space(spec, b).candidates}
+        spaces = [search_space(spec, b, 232448) for b in (64, 4096)]  # the H200's shared memory
+        strategies |= {c.strategy for s in spaces for c in s.candidates}
     assert strategies == set(space.DOMAINS)
 
 
@@ -675,7 +676,12 @@ def test_every_strategy_is_seeded_early():
     (with the H200's shared memory, which the large stream tiles need)."""
     from dataclasses import replace
 
-    from mlpgen.space import LAYERED_MIN_BUCKET, SPLIT_MAX_BUCKET, strategy_seeds
+    from mlpgen.space import (
+        LAYERED_MIN_BUCKET,
+        SPLIT_MAX_BUCKET,
+        STREAM_TMA_MIN_BUCKET,
+        strategy_seeds,
+    )
 
     h200 = 232448  # opt-in shared memory per block
     for b in (1, 64, 1024, 16384):
@@ -683,7 +689,9 @@ def test_every_strategy_is_seeded_early():
         seeds = strategy_seeds(SPEC, b, h200)
         split = {"split"} if b <= SPLIT_MAX_BUCKET else set()
         layered = {"layered"} if b >= LAYERED_MIN_BUCKET else set()
-        assert {c.strategy for c in seeds} == {"rowblock", "stream", "persist"} | split | layered
+        tma = {"stream_tma"} if b >= STREAM_TMA_MIN_BUCKET else set()
+        expected = {"rowblock", "stream", "persist"} | split | layered | tma
+        assert {c.strategy for c in seeds} == expected
         assert all(c in bucket.first for c in seeds if c in bucket.space)
 
 
