@@ -1,5 +1,5 @@
 #!/bin/bash
-# NOT RUN (the session's device time was spent): the next session's first call. the compile tests with a loss whose gradient is not rounding
+# NOT RUN (the session's device time was spent): the next session's first call: the compile tests with a loss whose gradient is not rounding
 # noise, then as many of the remaining kernel GPU tests as fit.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PYTHONPATH || exit 1
 python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1
