@@ -82,20 +82,6 @@ STREAM = [
 ]
 
 
-@pytest.mark.parametrize(
-    "widths, act, out_act, dtype, bias, m",
-    [
-        ((100, 37, 10), "gelu", "none", "fp16", True, 97),
-        ((20, 30, 5), "tanh", "sigmoid", "fp32", False, 33),
-        ((37, 70, 130), "relu", "silu", "fp32", True, 1),
-    ],
-)
-def test_stream_kernel_matches_reference(load_generated, widths, act, out_act, dtype, bias, m):
-    spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
-    for err in run_configs(load_generated, spec, STREAM, m):
-        assert err <= TOLERANCE[dtype]
-
-
 STREAM_TMA = [
     KernelConfig(strategy="stream_tma", block_m=16, block_n=16, chunk=32, num_stages=2),
     KernelConfig(strategy="stream_tma", block_m=32, block_n=32, chunk=64, num_stages=2),
@@ -103,18 +89,24 @@ STREAM_TMA = [
 
 
 @pytest.mark.parametrize(
-    "widths, act, out_act, dtype, bias, m",
+    "configs, widths, act, out_act, dtype, bias, m",
     [
-        # rows of 16-byte multiples (TMA), none a multiple of the tiles: partial boxes load
+        (STREAM, (100, 37, 10), "gelu", "none", "fp16", True, 97),
+        (STREAM, (20, 30, 5), "tanh", "sigmoid", "fp32", False, 33),
+        (STREAM, (37, 70, 130), "relu", "silu", "fp32", True, 1),
+        # TMA: rows of 16-byte multiples, none a multiple of the tiles: partial boxes load
         # zeros past every edge and store only what is inside
-        ((40, 72, 24), "gelu", "none", "fp16", True, 97),
-        ((36, 20, 12), "sigmoid", "tanh", "fp32", False, 33),
-        ((8, 136, 200), "relu", "silu", "fp32", True, 1),
+        (STREAM_TMA, (40, 72, 24), "gelu", "none", "fp16", True, 97),
+        (STREAM_TMA, (36, 20, 12), "sigmoid", "tanh", "fp32", False, 33),
+        (STREAM_TMA, (8, 136, 200), "relu", "silu", "fp32", True, 1),
     ],
+    ids=["stream"] * 3 + ["stream_tma"] * 3,
 )
-def test_stream_tma_kernel_matches_reference(load_generated, widths, act, out_act, dtype, bias, m):
+def test_stream_kernels_match_reference(
+    load_generated, configs, widths, act, out_act, dtype, bias, m
+):
     spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
-    for err in run_configs(load_generated, spec, STREAM_TMA, m):
+    for err in run_configs(load_generated, spec, configs, m):
         assert err <= TOLERANCE[dtype]
 
 
