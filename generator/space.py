@@ -48,13 +48,14 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         "chunk": (64, 128),
         "num_warps": (4, 8),
         # 2 stages make room for block_n 64 at block_m 128 (3 do not fit): on the H200 that
-        # tile ran the headline's 262144 rows in 359 us, the 3-stage block_n 32 in 374
+        # tile won the headline's 16384 rows (23.2 us; the 3-stage 128 x 32 took 23.5)
         "num_stages": (2, 3),
     },
     "stream_tma": {
         # stream with every tile moved by TMA, on a persistent grid: on the H200 (BENCHMARKS.md)
         # 128 x 64 tiles with 8 warps and 2 stages ran the headline's 262144 rows in 351 us
-        # (pointer loads: 366), 128 x 32 in 442, 64 x 32 with 4 warps in 654
+        # with chunk 64, 318 with 128 (pointer loads: 366), 128 x 32 in 442, 64 x 32 with 4
+        # warps in 654
         "block_m": (128,),
         "block_n": (32, 64),
         "chunk": (64, 128),
