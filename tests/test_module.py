@@ -336,3 +336,31 @@ def test_older_gpus_get_the_exact_activation_helpers(load_generated, monkeypatch
         monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index, p=props: p)
         assert mod.gpu_key(torch.device("cuda", 0)) == f"GPU|sm{major}{minor}|80"
         assert mod._tanh is tanh and mod._silu_f16 is silu
+
+
+def test_tma_kernels_get_an_allocator_only_where_none_is_set(load_generated):
+    """stream_tma's descriptors need triton's allocator (a context variable, unset by default):
+    _tma_ready sets the module's own where none is set, keeps a caller's, and refuses (leaving
+    it alone) inputs whose base is not 16-byte aligned."""
+    import contextvars
+
+    from triton.runtime import _allocation
+
+    mod, _ = load_generated(MLPSpec((40, 72, 24), act="gelu", dtype="fp16"))
+    x = torch.zeros(8, 40, dtype=torch.float16)
+    weights = [torch.zeros(72, 40, dtype=torch.float16), torch.zeros(24, 72, dtype=torch.float16)]
+
+    def in_fresh_context(allocator, inputs):
+        def run():
+            _allocation._allocator.set(allocator)
+            ready = mod._tma_ready(inputs, weights)
+            return ready, _allocation._allocator.get()
+
+        return contextvars.Context().run(run)
+
+    assert in_fresh_context(_allocation._NULL_ALLOCATOR, x) == (True, mod._tma_scratch)
+    mine = lambda size, alignment, stream: None  # noqa: E731
+    assert in_fresh_context(mine, x) == (True, mine)
+    shifted = torch.zeros(8 * 40 + 1, dtype=torch.float16)[1:].view(8, 40)
+    null = _allocation._NULL_ALLOCATOR
+    assert in_fresh_context(null, shifted) == (False, null)
