@@ -6,6 +6,7 @@ GELU in fp32 (ACT=1, the shipped way) or f16x2 (ACT=2) or none (ACT=0, a bound, 
 purpose); the j loop warp-specialised (WS). Plus the layer-1 TMA GEMM with each epilogue.
 Errors: relative norm error against the fp32 reference (the project's check), max abs.
 python3 .probe/tma_probe3.py OUT [M ...]"""
+import os
 import sys
 
 import torch
@@ -13,7 +14,7 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-sys.path.insert(0, ".probe")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tma_probe2 beside it
 from tma_probe2 import DEV, INTERP, _gelu, graphed, load_module  # noqa: E402
 
 INTERP_C = tl.constexpr(INTERP)

@@ -5,6 +5,7 @@ latter also persistent (a grid of SMs looping over row blocks). 256 -> 512 (GELU
 us per call: GPU (CUDA graph of 10 calls, do_bench median) and host (loops of 200
 kernel[grid] calls then one sync, min of 10). Errors: relative norm error vs fp32 reference.
 python3 .probe/tma_probe4.py OUT [M ...]"""
+import os
 import sys
 import time
 
@@ -13,7 +14,7 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
-sys.path.insert(0, ".probe")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tma_probe2 beside it
 from tma_probe2 import DEV, INTERP, graphed, load_module  # noqa: E402
 from tma_probe3 import _act, errors, stream_tma  # noqa: E402
 
