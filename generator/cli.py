@@ -69,7 +69,8 @@ def add_tune_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--storage",
         default=None,
-        help="Optuna storage URL (default: a SQLite file beside the module)",
+        help="Optuna storage: a database URL or a journal file "
+        "(default: <name>.optuna.journal beside the module)",
     )
     p.add_argument(
         "--workers", type=positive(int), default=1, help="tuning workers, one per visible GPU"

@@ -74,7 +74,7 @@ class TuneOptions:
     buckets: tuple[int, ...] = DEFAULT_BUCKETS
     trials: int = 40  # candidates measured per bucket (the whole space when it is smaller)
     timeout: float | None = None  # seconds for the whole search
-    storage: str | None = None  # Optuna storage URL; default: SQLite beside the module
+    storage: str | None = None  # database URL or journal file; default: journal beside module
     workers: int = 1  # one per visible GPU
     seed: int = 0
     exhaustive: bool = False  # measure every feasible candidate, ignoring `trials`
@@ -553,12 +553,20 @@ class Driver:
 
 
 def make_storage(url_or_storage):
-    """An Optuna storage from a URL (an RDBStorage: SQLite, PostgreSQL, MySQL, ...); a storage
-    object is used as it is. Several hosts sharing one study need a server database: SQLite
-    cannot lock the queued trials that two processes might both pop."""
+    """An Optuna storage: a URL names a database (an RDBStorage: SQLite, PostgreSQL, MySQL,
+    ...), any other string a journal file (Optuna's append-only log, process-safe through a
+    file lock); a storage object is used as it is. The journal is the default: the search
+    reads its study's trials several times a step, and SQLite made that ~14 s of a 9-bucket
+    tune on a CPU where the journal takes ~1 s (BENCHMARKS.md, tune time). Several hosts
+    sharing one study need a server database: SQLite cannot lock the queued trials that two
+    processes might both pop."""
     if not isinstance(url_or_storage, str):
         return url_or_storage
-    return optuna.storages.RDBStorage(url_or_storage)
+    if "://" in url_or_storage:
+        return optuna.storages.RDBStorage(url_or_storage)
+    from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+    return JournalStorage(JournalFileBackend(url_or_storage))
 
 
 @dataclass
@@ -690,8 +698,8 @@ def search(
 
 
 def default_storage(module: Path) -> str:
-    db = Path(module).resolve().with_suffix(".optuna.db")
-    return f"sqlite:///{db.as_posix()}"
+    """The journal file beside the module (make_storage: why not SQLite)."""
+    return str(Path(module).resolve().with_suffix(".optuna.journal"))
 
 
 def winners_table(results: dict[int, BucketResult]) -> dict[int, dict]:

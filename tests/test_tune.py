@@ -379,8 +379,16 @@ def test_encoding_round_trips_every_field_of_the_production_table(production_tab
     assert strategies == set(space.DOMAINS)
 
 
-def test_resume_after_an_interruption_repeats_no_finished_trial(tmp_path):
-    url = f"sqlite:///{tmp_path / 'studies.db'}"
+def storages(tmp_path):
+    return {
+        "sqlite": f"sqlite:///{tmp_path / 'studies.db'}",
+        "journal": str(tmp_path / "studies.optuna.journal"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "journal"])
+def test_resume_after_an_interruption_repeats_no_finished_trial(tmp_path, kind):
+    url = storages(tmp_path)[kind]
     first = Recorder(interrupt_at=6)
     with pytest.raises(KeyboardInterrupt):
         search(job((1, 64)), [first], url, quiet())
@@ -411,8 +419,9 @@ def killed_search(url):
     search(job((16,)), [measure], url, quiet())
 
 
-def test_resume_after_the_process_was_killed(tmp_path):
-    url = f"sqlite:///{tmp_path / 'studies.db'}"
+@pytest.mark.parametrize("kind", ["sqlite", "journal"])
+def test_resume_after_the_process_was_killed(tmp_path, kind):
+    url = storages(tmp_path)[kind]
     proc = multiprocessing.get_context("spawn").Process(target=killed_search, args=(url,))
     proc.start()
     proc.join(120)
@@ -435,8 +444,9 @@ def test_timeout_measures_every_bucket_before_searching_deeper():
     )
 
 
-def test_two_workers_share_one_study_and_measure_nothing_twice(tmp_path):
-    url = f"sqlite:///{tmp_path / 'studies.db'}"
+@pytest.mark.parametrize("kind", ["sqlite", "journal"])
+def test_two_workers_share_one_study_and_measure_nothing_twice(tmp_path, kind):
+    url = storages(tmp_path)[kind]
     a, b = Recorder(delay=0.01), Recorder(delay=0.01)
     results = search(job((64, 4096)), [a, b], url, quiet())
     calls = a.calls + b.calls
@@ -647,7 +657,7 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
     summary = tune_module(path, args)
     key = "Pretend GPU|sm90|4"
     assert summary["gpu"] == key and summary["compile_errors"] == 0
-    assert (tmp_path / f"{spec.name}.optuna.db").exists()
+    assert (tmp_path / f"{spec.name}.optuna.journal").exists()
     _, tuned, prov = read_module(path)
     assert sorted(tuned[key]) == [1, 64] and prov[key]["gpu"] == "Pretend GPU"
     assert all(cell["us"] > 0 for cell in tuned[key].values())
