@@ -33,11 +33,11 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 16, "block_n": 128, "chunk": 32, "eager_host_us": 42.777, "eager_us": 7.184, "graph_block_k": 64, "graph_block_m": 16, "graph_block_n": 32, "graph_chunk": 128, "graph_kernel": "_k_rowblock_m16_c128", "graph_num_stages": 1, "graph_num_warps": 8, "graph_strategy": "rowblock", "graph_us": 3.322, "host_us": 21.702, "kernel": "_k_split_m16_c32_n128_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 3.765},
-        64: {"block_k": 128, "block_m": 16, "block_n": 128, "chunk": 32, "eager_host_us": 60.236, "eager_us": 7.387, "graph_block_k": 64, "graph_block_m": 16, "graph_block_n": 32, "graph_chunk": 128, "graph_kernel": "_k_rowblock_m16_c128", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "rowblock", "graph_us": 3.573, "host_us": 15.104, "kernel": "_k_split_m16_c32_n128_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 4.378},
-        1024: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 64, "eager_host_us": 62.499, "eager_us": 8.086, "host_us": 21.505, "kernel": "_k_stream_m16_n64_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 4.133},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_host_us": 63.42, "eager_us": 13.27, "host_us": 21.768, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 6.966},
-        262144: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_us": 171.461, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 73.894},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 39.149, "eager_us": 7.202, "host_us": 20.982, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 3.264},
+        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 49.845, "eager_us": 7.482, "host_us": 21.65, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.536},
+        1024: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 64, "eager_host_us": 50.772, "eager_us": 8.178, "host_us": 14.409, "kernel": "_k_stream_m16_n64_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 4.102},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_host_us": 39.882, "eager_us": 13.315, "host_us": 14.002, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 6.974},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_us": 172.046, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 73.939},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
@@ -49,7 +49,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"compile_seconds": 16.2, "cuda": "13.0", "date": "2026-11-30T00:28:41", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 40, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 40.0, "torch": "2.11.0+cu130", "trials": 8, "triton": "3.6.0", "tuning_seconds": 18.6, "workers": 1},
+    "NVIDIA H200|sm90|132": {"compile_seconds": 18.3, "cuda": "13.0", "date": "2026-11-30T10:37:29", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 40, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 40.0, "torch": "2.11.0+cu130", "trials": 8, "triton": "3.6.0", "tuning_seconds": 13.0, "workers": 1},
 }
 
 
@@ -299,59 +299,6 @@ def _k_rowblock_m64_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_split_m16_c32_n128_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc_ptr, count_ptr, M):
-    # split: BLOCK_M=16, chunk=32, BLOCK_N=128, BLOCK_K=128
-    pid_m = tl.program_id(0)
-    rows = pid_m.to(tl.int64) * 16 + tl.arange(0, 16)
-    row_ok = rows[:, None] < M
-    hid = tl.program_id(1) * 32 + tl.arange(0, 32)
-    # hidden columns hid: 128 -> 128, silu
-    s = tl.zeros((16, 32), dtype=tl.float32)
-    for k0 in tl.static_range(0, 128, 128):
-        ks = k0 + tl.arange(0, 128)
-        a = tl.load(
-            x_ptr + rows[:, None] * 128 + ks[None, :],
-            mask=row_ok,
-            other=0.0,
-        )
-        w = tl.load(
-            w0_ptr + hid[:, None] * 128 + ks[None, :],
-        )
-        s = tl.dot(a, tl.trans(w), s)
-    s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
-    h = (s * (0.5 + 0.5 * _tanh(0.5 * s))).to(tl.bfloat16)
-    # 128 -> 128: this slice's share of every output, into the workspace
-    ns = 0 + tl.arange(0, 128)
-    w = tl.load(
-        w1_ptr + ns[:, None] * 128 + hid[None, :],
-    )
-    tl.atomic_add(
-        acc_ptr + rows[:, None] * 128 + ns[None, :],
-        tl.dot(h, tl.trans(w)),
-        mask=row_ok,
-        sem="relaxed",
-    )
-    # arrive: every thread's adds are performed (CTA barrier) before the count is released
-    tl.debug_barrier()
-    if tl.atomic_add(count_ptr + pid_m, 1, sem="acq_rel") == 3:
-        tl.debug_barrier()
-        for n0 in tl.static_range(0, 128, 128):
-            ns = n0 + tl.arange(0, 128)
-            ok = row_ok
-            acc = acc_ptr + rows[:, None] * 128 + ns[None, :]
-            out = tl.load(acc, mask=ok, other=0.0, cache_modifier=".cg")  # added in L2: skip L1
-            # every thread has read its part before any zeroes one: the zeroing store below can
-            # be spread over the threads unlike this load (8 warps: no barrier in between, and
-            # a thread could zero a sum before its reader had loaded it)
-            tl.debug_barrier()
-            out += tl.load(b1_ptr + ns).to(tl.float32)[None, :]
-            out = out.to(tl.bfloat16)
-            tl.store(y_ptr + rows[:, None] * 128 + ns[None, :], out, mask=ok)
-            tl.store(acc, tl.zeros((16, 128), dtype=tl.float32), mask=ok)
-        tl.atomic_xchg(count_ptr + pid_m, 0)
-
-
-@triton.jit(do_not_specialize=["M"])
 def _k_stream_m128_n32_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     # stream: BLOCK_M=128, BLOCK_N=32, chunk=64
     rows = tl.program_id(0).to(tl.int64) * 128 + tl.arange(0, 128)
@@ -483,7 +430,6 @@ KERNELS = {
     "_k_rowblock_m16_c128": _k_rowblock_m16_c128,
     "_k_rowblock_m16_c64": _k_rowblock_m16_c64,
     "_k_rowblock_m64_c64": _k_rowblock_m64_c64,
-    "_k_split_m16_c32_n128_k128": _k_split_m16_c32_n128_k128,
     "_k_stream_m128_n32_c64": _k_stream_m128_n32_c64,
     "_k_stream_m16_n64_c64": _k_stream_m16_n64_c64,
 }
