@@ -169,6 +169,7 @@ def cmd_generate(argv: list[str]) -> int:
         dtype=args.dtype,
         bias=not args.no_bias,
     )
+    checked_storage(args.storage)
     out = checked_out_dir(args.out)
     path = module_path(out, spec)
     if path.exists():
@@ -224,6 +225,7 @@ def cmd_retune(argv: list[str]) -> int:
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     read_module(path)
+    checked_storage(args.storage)
     if not cuda_available():
         raise UsageError("retune needs a CUDA GPU, and none is visible")
     from mlpgen.tune import tune_module
@@ -305,6 +307,15 @@ def output_file(text: str | None, flag: str) -> Path | None:
     if not path.parent.is_dir() or path.is_dir():
         raise UsageError(f"{flag} {text}: {path.parent} is not an existing folder")
     return path
+
+
+def checked_storage(text: str | None) -> str | None:
+    """--storage: a database URL is Optuna's to check; a journal file's folder must exist now,
+    not after the compile phase."""
+    if text is None or "://" in text:
+        return text
+    output_file(text, "--storage")
+    return text
 
 
 def existing_module(text: str) -> Path:

@@ -83,6 +83,7 @@ def mod_spec(mod):
         (["--act", "relu"], "--widths"),
         (["--widths", "8,8", "--batches", "0,4"], "positive"),
         (["--widths", "8,8", "--trials", "0"], "--trials"),
+        (["--widths", "8,8", "--storage", "no/such/folder/s.journal"], "--storage"),
         (["show", "missing.py"], "no such file"),
         (["retune", "missing.py"], "no such file"),
     ],
