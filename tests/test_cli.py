@@ -100,6 +100,17 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys, ar
     assert list(tmp_path.iterdir()) == []
 
 
+def test_retune_refuses_a_journal_in_a_missing_folder_before_anything_else(tmp_path, capsys):
+    assert main(["--widths", "8,8", "--out", str(tmp_path), "--no-tune"]) == 0
+    module = tmp_path / "mlp_8x8_gelu_fp16.py"
+    before = module.read_text()
+    capsys.readouterr()
+    assert main(["retune", str(module), "--storage", str(tmp_path / "no" / "s.journal")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--storage" in err
+    assert module.read_text() == before and not (tmp_path / "no").exists()
+
+
 def test_unwritable_out_exits_2(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
