@@ -556,9 +556,8 @@ def make_storage(url_or_storage):
     """An Optuna storage: a URL names a database (an RDBStorage: SQLite, PostgreSQL, MySQL,
     ...), any other string a journal file (Optuna's append-only log, process-safe through a
     file lock); a storage object is used as it is. The journal is the default: the search
-    reads its study's trials several times a step, and with SQLite the headline's 9-bucket
-    search took 17.5 s on a CPU against 4.0 with the journal (2.9 in memory), and 56 s more on
-    the H200's host (BENCHMARKS.md, tune time). Several hosts
+    reads its study's trials several times a step, and with SQLite the headline's search took
+    56 s longer on the H200's host (BENCHMARKS.md, tune time). Several hosts
     sharing one study need a server database: SQLite cannot lock the queued trials that two
     processes might both pop."""
     if not isinstance(url_or_storage, str):
