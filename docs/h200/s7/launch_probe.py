@@ -89,6 +89,7 @@ def main(out: Path) -> None:
     cu = driver()
     spec = MLPSpec(widths=(256, 512, 256), act="gelu", dtype="fp16")
     cfg = KernelConfig("split", block_m=16, chunk=32, block_n=256, block_k=128, num_warps=4)
+    (out / "work").mkdir(exist_ok=True)
     mod = candidate_module(spec, cfg, out / "work")
     for m in (1, 64):
         probe_batch(cu, spec, cfg, mod, m, say)
