@@ -180,10 +180,10 @@ def test_measure_candidate_verifies_and_times_the_shipped_kernel(tmp_path):
 @pytest.mark.interpret
 def test_timing_runs_the_modules_hot_path(tmp_path, monkeypatch):
     """Verification launches through _launch (it writes into the poisoned output); timing runs
-    the plan path that calls run (_execute on a plan resolved once), so host time is what a
-    call costs, without _launch's per-call lookups."""
+    mlp(), the call a user makes (the lane where the strategy has one, else the plan path), so
+    host time is what a call costs."""
     mod = candidate_module(SPEC, CFG, tmp_path)
-    counts = {"_launch": 0, "_execute": 0}
+    counts = {"_launch": 0, "mlp": 0, "_execute": 0}
     for name in counts:
         real = getattr(mod, name)
 
@@ -195,7 +195,37 @@ def test_timing_runs_the_modules_hot_path(tmp_path, monkeypatch):
     m = measure_candidate(SPEC, 37, CFG, str(tmp_path))
     assert m.ok
     assert counts["_launch"] == len(verify_sizes(37, CFG))  # verification only
-    assert counts["_execute"] >= 3  # the timed calls
+    assert counts["mlp"] >= 3 and counts["_execute"] >= counts["mlp"]  # the timed calls
+
+
+@pytest.mark.interpret
+def test_timing_serves_each_launch_variant_its_own_config(tmp_path):
+    """Launch variants of one kernel share its module: each is timed with its own config, not
+    the one the module was rendered with, and caches of the previous variant are dropped."""
+    from mlpgen.emit import entry
+    from mlpgen.measure import device_problem, hot_path
+
+    variant = KernelConfig(block_m=16, chunk=32, num_warps=4)
+    mod = candidate_module(SPEC, CFG, tmp_path)
+    assert candidate_module(SPEC, variant, tmp_path) is mod  # the same kernel source
+    x, w, b = device_problem(SPEC, 37, "cpu", seed=1)
+    for cfg in (CFG, variant, CFG):
+        mod._PLANS[("stale", 37, False)] = object()
+        call = hot_path(mod, cfg, x, w, b)
+        assert mod.config_for(37, "default") == entry(cfg)
+        assert ("stale", 37, False) not in mod._PLANS
+        torch.testing.assert_close(call(), mod.reference(x, w, b), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.interpret
+def test_a_wrong_call_path_is_caught(tmp_path, monkeypatch):
+    """The kernel verifies through _launch, but the call that is timed (mlp(): the lane or the
+    plan path) returns something else: the candidate is wrong, not timed."""
+    mod = candidate_module(SPEC, CFG, tmp_path)
+    real = mod.mlp
+    monkeypatch.setattr(mod, "mlp", lambda x, w, b=None: real(x, w, b) * 1.1)
+    m = measure_candidate(SPEC, 37, CFG, str(tmp_path))
+    assert m.verdict == "wrong" and "through mlp()" in m.reason and m.us is None
 
 
 @pytest.mark.interpret

@@ -1,4 +1,4 @@
-"""Session 7: where a call's host time goes, step by step, on the shipped headline module
+"""Session 7 (run38 on the previous templates, run39 with the lane): where a call's host time goes, step by step, on the shipped headline module
 (tuned/mlp_256x512x256_gelu_fp16.py) at small batch under torch.no_grad(): FusedMLP.__call__
 down through mlp(), _mlp2d(), _forward(), _execute(), the launcher, and the torch calls each
 step makes. Per-call times: loops of 200 calls and one sync, min and median of 15 loops.
@@ -54,10 +54,12 @@ def rows_for(mod, spec, m):
     int_args = [a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args]
     device = x.device
     ident = Identity()
+    params = mod._join(w, b)
     return [
         ("nn.Sequential (eager)", lambda: seq(x)),
         ("FusedMLP.__call__", lambda: fused(x)),
         ("FusedMLP.forward", lambda: fused.forward(x)),
+        ("_lean(x, params)", lambda: mod._lean(x, params)),
         ("mlp()", lambda: mod.mlp(x, w, b)),
         ("_mlp2d()", lambda: mod._mlp2d(x, w, b)),
         ("_forward()", lambda: mod._forward(x, w, b)),
