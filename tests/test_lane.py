@@ -147,3 +147,39 @@ def test_output_template_gives_fresh_contiguous_outputs(load_generated, m):
     assert y.shape == (m, 7) and y.stride() == (7, 1) and y.dtype == torch.float32
     assert y.untyped_storage().nbytes() == m * 7 * 4
     assert torch.empty_like(like).data_ptr() != y.data_ptr()
+
+
+LANELESS = {  # strategies whose calls keep the plan path
+    "torch": dict(strategy="torch"),
+    "layered": dict(strategy="layered", block_m=16, block_n=16, block_k=16),
+    "stream_tma": dict(strategy="stream_tma", block_m=16, block_n=16, chunk=16),
+}
+
+
+@pytest.mark.parametrize("strategy", sorted(LANELESS))
+def test_strategies_without_a_lane_are_marked_once(load_generated, monkeypatch, strategy):
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+
+    cell = entry(KernelConfig(**LANELESS[strategy]))
+    mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})  # its kernels
+    monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])  # as on a GPU
+    x = torch.randn(M, 20)
+    plan = mod._Plan(cell, M, x)
+    mod._open_lane(plan, x)
+    assert plan.lane is False and mod._LANES == {}
+
+
+def test_a_lane_waits_for_its_aligned_kernel(load_generated, monkeypatch):
+    """A one-launch plan whose kernel is not compiled for aligned tensors yet (a misaligned
+    first call) stays without a lane, to be given one by a later call."""
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+
+    cell = entry(KernelConfig("stream", block_m=16, block_n=16, chunk=16))
+    mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
+    monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])
+    x = torch.randn(M, 20)
+    plan = mod._Plan(cell, M, x)
+    mod._open_lane(plan, x)
+    assert plan.lane is None and mod._LANES == {}
