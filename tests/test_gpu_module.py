@@ -309,7 +309,7 @@ def test_compile_fullgraph_runs_a_layered_config(load_generated, monkeypatch):
     torch._dynamo.reset()
 
 
-LANE_CONFIGS = {  # strategy -> (a config, whether its calls take the lane)
+LANE_CONFIGS = {  # strategy -> (a config, whether its lane launches the kernel itself)
     "split": (dict(strategy="split", block_m=16, chunk=32, block_n=256, block_k=128), True),
     "stream": (dict(strategy="stream", block_m=16, block_n=64, chunk=64, num_warps=8), True),
     "persist": (dict(strategy="persist", block_m=64, block_n=64, block_k=64), True),
@@ -318,21 +318,22 @@ LANE_CONFIGS = {  # strategy -> (a config, whether its calls take the lane)
         dict(strategy="stream_tma", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2),
         False,
     ),
+    "torch": (dict(strategy="torch"), False),
 }
 
 
 @pytest.mark.parametrize("strategy", sorted(LANE_CONFIGS))
-def test_calls_take_the_lane_where_the_strategy_has_one(load_generated, strategy):
-    """After a bucket's first call, inference calls of a one-launch strategy go through its
-    lane (the compiled launcher, addresses as ints): right on fresh inputs each call, at a batch
-    that is no multiple of the block, from FusedMLP and from mlp(); multi-launch and TMA
-    strategies keep the plan path. A misaligned input steps aside to the general path."""
+def test_calls_take_the_lane(load_generated, strategy):
+    """After a bucket's first call, inference calls take its lane: one-launch strategies launch
+    their compiled kernel directly (addresses as ints), the others run their plan without the
+    general path's layers. Right on fresh inputs each call, at a batch that is no multiple of
+    the block, from FusedMLP and from mlp(); a misaligned input steps off a kernel lane."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
     from mlpgen.tune import gpu_key
 
     spec = MLPSpec(HEADLINE, act="gelu")
-    config, has_lane = LANE_CONFIGS[strategy]
+    config, launches_itself = LANE_CONFIGS[strategy]
     mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={64: entry(KernelConfig(**config))})
     fused = mod.FusedMLP().cuda()
     w = [lin.weight.detach() for lin in fused.linears]
@@ -340,17 +341,20 @@ def test_calls_take_the_lane_where_the_strategy_has_one(load_generated, strategy
     m = 37
     with torch.no_grad():
         fused(torch.randn(m, 256, device="cuda", dtype=torch.float16))  # plans, compiles
-        lane = mod._LANES.get((0, m))
-        assert (lane is not None) == has_lane
-        assert mod._PLANS[(0, m, False)].lane is (lane if has_lane else False)
-        launches = []
-        if has_lane:
+        lane = mod._LANES[(0, m)]
+        assert mod._PLANS[(0, m, False)].lane is lane
+        assert (lane.run is not None, lane.call is None) == (launches_itself, launches_itself)
+        taken = []
+        if launches_itself:
             real = lane.run
-            lane.run = lambda *a: launches.append(a) or real(*a)
+            lane.run = lambda *a: taken.append(a) or real(*a)
+        else:
+            real = lane.call
+            lane.call = lambda *a: taken.append(a) or real(*a)
         for call in (fused, lambda x: mod.mlp(x, w, b)) * 2:
             x = torch.randn(m, 256, device="cuda", dtype=torch.float16)
             assert rel_error(call(x), reference(spec, x, w, b)) <= TOLERANCE["fp16"]
-        assert len(launches) == (4 if has_lane else 0)
+        assert len(taken) == 4
         odd = torch.randn(m * 256 + 1, device="cuda", dtype=torch.float16)[1:].view(m, 256)
         assert rel_error(fused(odd), reference(spec, odd, w, b)) <= TOLERANCE["fp16"]
-        assert len(launches) == (4 if has_lane else 0)  # not through the lane
+        assert len(taken) == (4 if launches_itself else 5)  # a plan lane takes it too

@@ -149,25 +149,40 @@ def test_output_template_gives_fresh_contiguous_outputs(load_generated, m):
     assert torch.empty_like(like).data_ptr() != y.data_ptr()
 
 
-LANELESS = {  # strategies whose calls keep the plan path
+PLAN_LANES = {  # strategies whose lane runs the plan itself (no single kernel launch); the
+    # GPU test adds stream_tma, whose descriptors need widths this spec does not have
     "torch": dict(strategy="torch"),
     "layered": dict(strategy="layered", block_m=16, block_n=16, block_k=16),
-    "stream_tma": dict(strategy="stream_tma", block_m=16, block_n=16, chunk=16),
 }
 
 
-@pytest.mark.parametrize("strategy", sorted(LANELESS))
-def test_strategies_without_a_lane_are_marked_once(load_generated, monkeypatch, strategy):
+@pytest.mark.parametrize("strategy", sorted(PLAN_LANES))
+def test_other_strategies_get_a_lane_that_runs_their_plan(load_generated, monkeypatch, strategy):
+    """Several launches or the torch path: the lane calls the plan (_execute), skipping the
+    general path's layers, and gives its result."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
 
-    cell = entry(KernelConfig(**LANELESS[strategy]))
+    cell = entry(KernelConfig(**PLAN_LANES[strategy]))
     mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})  # its kernels
     monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])  # as on a GPU
     x = torch.randn(M, 20)
     plan = mod._Plan(cell, M, x)
     mod._open_lane(plan, x)
-    assert plan.lane is False and mod._LANES == {}
+    lane = mod._LANES.pop((None, M))  # a CPU plan's device
+    assert plan.lane is lane and lane.call is not None and lane.run is None
+    lane.device = -1  # a CPU tensor's get_device(), so that calls find the lane
+    monkeypatch.setitem(mod._LANES, (-1, M), lane)
+    monkeypatch.setattr(mod, "_FAST_LAUNCH", [False])  # the interpreter's launches
+    ran = []
+    real = mod._execute
+    monkeypatch.setattr(mod, "_execute", lambda *a, **kw: ran.append(a[0]) or real(*a, **kw))
+    fused = mod.FusedMLP()
+    with torch.no_grad():
+        y = fused(x)
+    assert ran == [plan]
+    w, b = weights_biases(fused)
+    torch.testing.assert_close(y, mod.reference(x, w, b), atol=1e-4, rtol=1e-4)
 
 
 def test_a_lane_waits_for_its_aligned_kernel(load_generated, monkeypatch):
