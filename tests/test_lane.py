@@ -86,13 +86,26 @@ def test_the_functional_call_takes_the_lane(laned):
     torch.testing.assert_close(y, mod.reference(x, w, b))
 
 
+def test_leading_batch_dims_take_the_lane_of_their_product(laned):
+    mod, fused, fake = laned
+    x = torch.randn(1, M, 20)
+    with torch.no_grad():
+        y = fused(x)
+    assert len(fake.calls) == 1 and fake.calls[0][9] == x.data_ptr()
+    assert y.shape == (1, M, 7)
+    torch.testing.assert_close(
+        y, mod.reference(x.view(M, 20), *weights_biases(fused)).view(1, M, 7)
+    )
+
+
 def misaligned(m):
     return torch.randn(m * 20 + 1)[1:].view(m, 20)  # 4 bytes past an aligned base
 
 
 STEP_ASIDE = {
     "another batch size": lambda x, w, b: (torch.randn(M + 1, 20), w, b),
-    "a 3-D input": lambda x, w, b: (x.view(1, M, 20), w, b),
+    "a 3-D input of other rows": lambda x, w, b: (torch.randn(2, M, 20), w, b),
+    "a non-contiguous 3-D input": lambda x, w, b: (torch.randn(1, M, 40)[..., :20], w, b),
     "a non-contiguous input": lambda x, w, b: (torch.randn(20, M).t(), w, b),
     "a misaligned input": lambda x, w, b: (misaligned(M), w, b),
     "a non-contiguous weight": lambda x, w, b: (x, [w[0].t().contiguous().t(), w[1]], b),
