@@ -327,7 +327,8 @@ def test_calls_take_the_lane(load_generated, strategy):
     """After a bucket's first call, inference calls take its lane: one-launch strategies launch
     their compiled kernel directly (addresses as ints), the others run their plan without the
     general path's layers. Right on fresh inputs each call, at a batch that is no multiple of
-    the block, from FusedMLP and from mlp(); a misaligned input steps off a kernel lane."""
+    the block, from FusedMLP and from mlp(), with leading batch dims too; a misaligned input
+    steps off a kernel lane."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
     from mlpgen.tune import gpu_key
@@ -354,6 +355,11 @@ def test_calls_take_the_lane(load_generated, strategy):
         for call in (fused, lambda x: mod.mlp(x, w, b)) * 2:
             x = torch.randn(m, 256, device="cuda", dtype=torch.float16)
             assert rel_error(call(x), reference(spec, x, w, b)) <= TOLERANCE["fp16"]
+        x = torch.randn(1, m, 256, device="cuda", dtype=torch.float16)  # leading dims: a view
+        y = fused(x)
+        assert y.shape == (1, m, 256) and len(taken) == 5
+        assert rel_error(y[0], reference(spec, x[0], w, b)) <= TOLERANCE["fp16"]
+        taken.pop()
         assert len(taken) == 4
         odd = torch.randn(m * 256 + 1, device="cuda", dtype=torch.float16)[1:].view(m, 256)
         assert rel_error(fused(odd), reference(spec, odd, w, b)) <= TOLERANCE["fp16"]
