@@ -262,7 +262,8 @@ def measure_candidate(
             call = hot_path(mod, config, x, weights, biases)
             err = rel_error(call(), reference(spec, x, weights, biases))
             if not err <= TOLERANCE[spec.dtype]:  # the timed call path, checked as well
-                return Measurement("wrong", f"rel err {err:.2e} through mlp() at M={bucket}")
+                why = f"rel err {err:.2e} through mlp() at M={max(bucket, 1)}"
+                return Measurement("wrong", why, err=err)
             sync = torch.cuda.synchronize if cuda else (lambda: None)
             if not cuda:  # the interpreter: a rough time, enough to exercise the tuner
                 t = host_us(call, sync, calls=1, loops=3)
