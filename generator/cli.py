@@ -309,13 +309,11 @@ def output_file(text: str | None, flag: str) -> Path | None:
     return path
 
 
-def checked_storage(text: str | None) -> str | None:
+def checked_storage(text: str | None) -> None:
     """--storage: a database URL is Optuna's to check; a journal file's folder must exist now,
     not after the compile phase."""
-    if text is None or "://" in text:
-        return text
-    output_file(text, "--storage")
-    return text
+    if text is not None and "://" not in text:
+        output_file(text, "--storage")
 
 
 def existing_module(text: str) -> Path:
