@@ -42,7 +42,8 @@ def laned(load_generated, monkeypatch):
     biases = [lin.bias.detach() for lin in fused.linears]
     fake = FakeLaunch(mod, weights, biases)
     lane = mod._Lane()
-    lane.run, lane.function, lane.meta, lane.g0, lane.g1 = fake, "FUNCTION", "META", 3, 2
+    lane.run, lane.g0, lane.g1 = fake, 3, 2
+    lane.head = ("FUNCTION", "META", None, None, None)  # what a launcher object takes
     lane.keep, lane.tail = [], [WS_ADDRESS, M]
     lane.like, lane.device = mod._output_like(torch.empty(M, 20), M), -1  # a CPU tensor's
     monkeypatch.setitem(mod._LANES, (-1, M), lane)
@@ -211,3 +212,167 @@ def test_a_lane_waits_for_its_aligned_kernel(load_generated, monkeypatch):
     plan = mod._Plan(cell, M, x)
     mod._open_lane(plan, x)
     assert plan.lane is None and mod._LANES == {}
+
+
+def test_the_lane_checks_parameters_again_only_when_they_change(laned, monkeypatch):
+    """The per-parameter checks run when the parameters' objects or addresses differ from the
+    last ones that passed; the same module's parameters pass on identity and address."""
+    mod, fused, fake = laned
+    checks = []
+    real = mod._params_fit
+    monkeypatch.setattr(mod, "_params_fit", lambda *a: checks.append(1) or real(*a))
+    x = torch.randn(M, 20)
+    with torch.no_grad():
+        fused(x)
+        fused(x)
+        assert len(checks) == 1 and len(fake.calls) == 2
+        w, b = weights_biases(fused)
+        views = [t.view(t.shape) for t in w]  # other objects at the same addresses
+        y = mod.mlp(x, views, b)
+    assert len(checks) == 2 and len(fake.calls) == 3
+    torch.testing.assert_close(y, mod.reference(x, w, b))
+
+
+PARAMETER_CHANGES = {  # in place on the module's own parameter objects, after a lane call
+    "non-contiguous data": lambda lin: setattr(
+        lin.weight, "data", lin.weight.data.t().contiguous().t()
+    ),
+    "misaligned data": lambda lin: setattr(lin.bias, "data", torch.randn(lin.bias.numel() + 1)[1:]),
+    "another dtype": lambda lin: lin.double(),
+}
+
+
+@pytest.mark.parametrize("change", sorted(PARAMETER_CHANGES))
+def test_the_lane_notices_parameters_changed_in_place(laned, change):
+    mod, fused, fake = laned
+    x = torch.randn(M, 20)
+    with torch.no_grad():
+        fused(x)
+        PARAMETER_CHANGES[change](fused.linears[0])
+        try:
+            y = fused(x)
+        except TypeError as e:  # another dtype: the general path refuses it
+            assert "float64" in str(e) and change == "another dtype"
+            y = None
+    assert len(fake.calls) == 1
+    if y is not None:
+        torch.testing.assert_close(
+            y, mod.reference(x, *weights_biases(fused)), atol=1e-4, rtol=1e-4
+        )
+
+
+# triton 3.6's CudaLauncher.__call__, as the H200 printed it (docs/h200/s8/run44): the one
+# launcher whose C launch a lane calls directly
+LAUNCHER_36_CALL = """
+    def __call__(self, gridX, gridY, gridZ, stream, function, *args):
+
+        def allocate_scratch(size, align, allocator):
+            if size > 0:
+                grid_size = gridX * gridY * gridZ
+                alloc_size = grid_size * self.num_ctas * size
+                alloc_fn = allocator.get()
+                return alloc_fn(alloc_size, align, stream)
+            return None
+
+        global_scratch = allocate_scratch(self.global_scratch_size, self.global_scratch_align, _allocation._allocator)
+        profile_scratch = allocate_scratch(self.profile_scratch_size, self.profile_scratch_align,
+                                           _allocation._profile_allocator)
+        self.launch(gridX, gridY, gridZ, stream, function, self.launch_cooperative_grid, self.launch_pdl,
+                    global_scratch, profile_scratch, *args)
+"""  # noqa: E501
+
+OTHER_CALL = """
+    def __call__(self, gridX, gridY, gridZ, stream, function, *args):
+        self.launch(gridX, gridY, gridZ, stream, function, False, False, None, None, *args)
+"""
+
+LAUNCHER_CLASS = """
+class Launcher:
+    \"\"\"A compiled kernel's launcher; `launch` stands in for the C function: it records
+    what it is given and hands the kernel's part to a FakeLaunch.\"\"\"
+
+    def __init__(self, fake, scratch=0):
+        self.fake, self.calls = fake, []
+        self.global_scratch_size = self.profile_scratch_size = scratch
+        self.launch_cooperative_grid, self.launch_pdl = "COOP", "PDL"
+
+    def launch(self, g0, g1, g2, stream, function, coop, pdl, scratch, profile, *rest):
+        self.calls.append((g0, g1, g2, stream, function, coop, pdl, scratch, profile, *rest))
+        self.fake(g0, g1, g2, stream, function, *rest)
+"""
+
+
+@pytest.fixture
+def launchers(tmp_path):
+    """{"3.6": the class with triton 3.6's __call__, "other": one with another}, each from a
+    file (the lane reads a launcher's source)."""
+    import importlib.util
+
+    classes = {}
+    for name, call in (("3.6", LAUNCHER_36_CALL), ("other", OTHER_CALL)):
+        path = tmp_path / f"launcher_{name.replace('.', '')}.py"
+        path.write_text(LAUNCHER_CLASS + call)
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        classes[name] = module.Launcher
+    return classes
+
+
+def test_the_direct_launch_is_for_the_verified_launcher_only(laned, launchers):
+    mod, _, fake = laned
+    verified = launchers["3.6"](fake)
+    assert mod._direct_launch(verified) == (verified.launch, ("COOP", "PDL", None, None))
+    with_scratch = launchers["3.6"](fake, scratch=128)
+    assert mod._direct_launch(with_scratch) == (with_scratch, ())
+    other = launchers["other"](fake)
+    assert mod._direct_launch(other) == (other, ())
+    import triton
+    from triton.backends.nvidia.driver import CudaLauncher
+
+    real = object.__new__(CudaLauncher)  # this triton's own launcher: direct on 3.6 only
+    real.global_scratch_size = real.profile_scratch_size = 0
+    real.launch_cooperative_grid = real.launch_pdl = False
+    real.launch = "C LAUNCH"
+    direct = mod._direct_launch(real)[0] == "C LAUNCH"
+    assert direct == triton.__version__.startswith("3.6.")
+
+
+def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
+    load_generated, monkeypatch, launchers
+):
+    """_open_lane's lane for a compiled kernel with the verified launcher: the C launch gets
+    grid, stream, function, the launcher's own four arguments, metadata, hooks, the tensors'
+    addresses and the workspace/M tail, and the result is right."""
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+
+    cell = entry(KernelConfig("stream", block_m=16, block_n=16, chunk=16))
+    mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
+    monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])
+    fused = mod.FusedMLP()
+    fake = FakeLaunch(mod, *weights_biases(fused))
+    launcher = launchers["3.6"](fake)
+
+    class Compiled:
+        run, function, packed_metadata = launcher, "FUNCTION", "META"
+
+    x = torch.randn(M, 20)
+    plan = mod._Plan(cell, M, x)
+    key = (plan.kernel, plan.device, plan.num_warps, plan.num_stages)
+    monkeypatch.setitem(mod._COMPILED, key + (True,) * mod._CALLER_TENSORS, Compiled())
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # CPU torch
+    mod._open_lane(plan, x)
+    lane = mod._LANES.pop((None, M))  # a CPU plan's device; calls look up get_device()'s
+    lane.device = -1
+    monkeypatch.setitem(mod._LANES, (-1, M), lane)
+    monkeypatch.setattr(mod, "_current_device", lambda: -1)
+    monkeypatch.setattr(mod, "_raw_stream", lambda device: 77)
+    with torch.no_grad():
+        y = fused(x)
+    g0, g1 = plan.grid
+    want = (g0, g1, 1, 77, "FUNCTION", "COOP", "PDL", None, None, "META", None, None, None)
+    assert len(launcher.calls) == 1 and launcher.calls[0][:13] == want
+    addresses = [x.data_ptr(), y.data_ptr()] + [p.data_ptr() for p in params_of(fused)]
+    assert list(launcher.calls[0][13:]) == addresses + [M]  # stream's tail: M
+    torch.testing.assert_close(y, mod.reference(x, *weights_biases(fused)))
