@@ -23,6 +23,7 @@ PLANNERS = {
     "stream_tma": plan_stream,
     "split": plan_split,
     "layered": plan_hidden_tiles,
+    "chain": plan_tiles,
 }
 MACROS = {name: a.macro for name, a in ACTIVATIONS.items()}  # name -> activations.j2 macro
 GROUP_M = 8  # layered: row tiles per program group (consecutive programs share weight tiles)
@@ -50,9 +51,12 @@ def template_hash() -> str:
 
 def kernel_names(spec: MLPSpec, config: KernelConfig) -> list[str]:
     """The @triton.jit functions that render_kernel defines: config.kernel_name, or for the
-    layered strategy one per hidden layer (kernel_name + "_l<layer>")."""
+    layered strategy one per hidden layer (kernel_name + "_l<layer>"), for chain one per
+    layer."""
     if config.strategy == "layered":
         return [f"{config.kernel_name}_l{i}" for i in range(len(spec.widths) - 2)]
+    if config.strategy == "chain":
+        return [f"{config.kernel_name}_l{i}" for i in range(len(spec.widths) - 1)]
     return [config.kernel_name]
 
 

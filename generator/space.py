@@ -85,17 +85,29 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         "num_warps": (4, 8),
         "num_stages": (3,),
     },
+    "chain": {
+        # the H200 probe (BENCHMARKS.md, eighth session) ran layered's 64 x 64 x 64 tile with 4
+        # warps; 32-row and 32-column tiles give the few hundred rows more programs
+        "block_m": (32, 64),
+        "block_n": (32, 64),
+        "block_k": (64,),
+        "num_warps": (4,),
+        "num_stages": (3,),
+    },
     "epilogue": {},  # cuBLAS GEMMs with cuBLASLt's bias+activation epilogue: no fields
     "torch": {},  # the unfused torch path: always a candidate, in every bucket
 }
 # strategies whose block_m tiles the batch rows (a tile taller than the bucket is dominated)
-ROW_TILED = ("rowblock", "persist", "stream", "stream_tma", "split", "layered")
+ROW_TILED = ("rowblock", "persist", "stream", "stream_tma", "split", "layered", "chain")
 # split reduces through fp32 atomics whose traffic grows with M (M x out x hidden/chunk): on the
 # H200 it already lost to eager at 1024 rows (BENCHMARKS.md), so larger buckets do not time it
 SPLIT_MAX_BUCKET = 4096
 # layered launches one kernel per layer (the host cost of eager's GEMMs) and pays off by saving
 # memory traffic, which small batches do not have: smaller buckets do not time it
 LAYERED_MIN_BUCKET = 1024
+# chain saves the gap between its launches, which matters where the kernels are short: on the
+# H200 it beat two plain launches at 256 and 1024 rows and lost at 4096 (BENCHMARKS.md)
+CHAIN_BUCKETS = (256, 4096)
 # strategies whose chunk pads narrow widths (chunks_of)
 CHUNK_PADDED = ("rowblock", "stream", "stream_tma")
 # stream_tma's 128-row tiles and descriptor setup pay off at large batches only (on the H200
@@ -208,6 +220,12 @@ def layered_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str 
     return None
 
 
+def chain_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
+    if spec.depth < 2:
+        return "one layer: nothing to chain"
+    return persist_reason(spec, config, max_shared)  # persist's tiles, over every layer
+
+
 def stream_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
     if spec.depth != 2:
         return f"the {config.strategy} strategy needs exactly 2 layers"
@@ -272,6 +290,7 @@ RULES = {
     "stream_tma": stream_tma_reason,
     "split": split_reason,
     "layered": layered_reason,
+    "chain": chain_reason,
     "epilogue": epilogue_reason,
 }
 
@@ -295,6 +314,9 @@ def dominated_reason(spec: MLPSpec, config: KernelConfig, bucket: int) -> str | 
         return f"block_m {config.block_m} over the bucket's {rows} rows"
     if config.strategy == "layered" and bucket < LAYERED_MIN_BUCKET:
         return f"layered in a bucket under {LAYERED_MIN_BUCKET} rows: one launch per layer"
+    if config.strategy == "chain" and not CHAIN_BUCKETS[0] <= bucket <= CHAIN_BUCKETS[1]:
+        lo, hi = CHAIN_BUCKETS
+        return f"chain in a bucket outside {lo}-{hi} rows: its launches' gap matters less there"
     if config.strategy == "stream_tma" and bucket < STREAM_TMA_MIN_BUCKET:
         return f"stream_tma in a bucket under {STREAM_TMA_MIN_BUCKET} rows: descriptor setup"
     if config.strategy == "split":
@@ -373,6 +395,7 @@ def reason_kind(reason: str) -> str:
         ("2 layers", "depth"),
         ("epilogue", "no epilogue"),
         ("hidden layer", "depth"),
+        ("nothing to chain", "depth"),
         ("tl.dot", "dot shape"),
     ):
         if word in reason:

@@ -16,6 +16,7 @@ STRATEGIES = (
     "stream_tma",
     "split",
     "layered",
+    "chain",
     "epilogue",
     "torch",
 )
@@ -127,6 +128,10 @@ class KernelConfig:
       block_k loop) with the bias and activation applied before its one store, so the hidden
       activation crosses memory twice instead of four times (no separate activation pass, for
       any activation); the last layer, with nothing to fuse, is a cuBLAS GEMM.
+    chain: layered's tiles for every layer, the last one too, each kernel launched with
+      programmatic dependent launch on Hopper (PDL: it is scheduled while the previous layer
+      runs and waits for that layer's output in-kernel, instead of after the previous kernel
+      has drained): middle batches, where two short launches' gap is a large share.
     epilogue: no Triton kernel: one cuBLAS GEMM per layer with the bias and the activation
       fused into cuBLASLt's epilogue (relu, gelu_tanh), which saves eager's separate
       activation pass over the hidden layer (large batches).
@@ -160,8 +165,8 @@ class KernelConfig:
             return ""
         if self.strategy == "persist":
             return f"_k_persist_m{self.block_m}_n{self.block_n}_k{self.block_k}"
-        if self.strategy == "layered":
-            return f"_k_layered_m{self.block_m}_n{self.block_n}_k{self.block_k}"
+        if self.strategy in ("layered", "chain"):
+            return f"_k_{self.strategy}_m{self.block_m}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "split":
             return f"_k_split_m{self.block_m}_c{self.chunk}_n{self.block_n}_k{self.block_k}"
         if self.strategy in ("stream", "stream_tma"):

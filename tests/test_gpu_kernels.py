@@ -186,6 +186,48 @@ def test_layered_kernels(load_generated, widths, act, dtype):
             assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
 
 
+CHAIN = [
+    KernelConfig("chain", block_m=64, block_n=64, block_k=64, num_warps=4, num_stages=3),
+    KernelConfig("chain", block_m=32, block_n=32, block_k=64, num_warps=4, num_stages=3),
+]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("widths, act", [((256, 512, 256), "gelu"), ((100, 300, 200, 7), "silu")])
+def test_chain_kernels(load_generated, widths, act, dtype):
+    """Every layer's GEMM, the kernels after the first launched with programmatic dependent
+    launch on Hopper (their compiled launch_pdl) and waiting in-kernel for their input: right
+    back to back (a layer's output read by the next while a new call's first layer is queued),
+    in a CUDA graph too, at odd widths and M not a multiple of block_m."""
+    spec = MLPSpec(widths, act=act, dtype=dtype)
+    table = {i: entry(c) for i, c in enumerate(CHAIN, 1)}
+    mod, _ = load_generated(spec, gpu_key="test", table=table)
+    hopper = torch.cuda.get_device_capability() >= (9, 0)
+    for m in (1, 37, 1000, 4099):
+        x, weights, biases = random_problem(spec, m, device="cuda")
+        ref = reference(spec, x, weights, biases)
+        for cell in table.values():
+            ys = [mod._launch(x, weights, biases, cell) for _ in range(3)]
+            for y in ys:
+                err = rel_error(y, ref)
+                assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
+    assert mod._PDL == [hopper]
+    pdl = {k[0].fn.__name__: c.metadata.launch_pdl for k, c in mod._COMPILED.items()}
+    depth = len(widths) - 1
+    for cell in table.values():
+        for i in range(depth):
+            assert pdl[f"{cell['kernel']}_l{i}"] == (hopper and i > 0)
+    x, weights, biases = random_problem(spec, 1000, device="cuda")
+    static = x.clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = mod._launch(static, weights, biases, table[1])
+    for _ in range(2):
+        static.copy_(torch.randn_like(x))
+        graph.replay()
+        assert rel_error(y, reference(spec, static, weights, biases)) <= TOLERANCE[dtype]
+
+
 STREAM_TMA = [
     KernelConfig("stream_tma", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2),
     KernelConfig("stream_tma", block_m=128, block_n=32, chunk=128, num_warps=8, num_stages=2),

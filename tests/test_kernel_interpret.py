@@ -178,6 +178,61 @@ def test_layered_kernels_match_reference(load_generated, widths, act, out_act, d
     assert all(err <= TOLERANCE[dtype] for err in errors), errors
 
 
+CHAIN = [
+    KernelConfig(strategy="chain", block_m=16, block_n=16, block_k=16),
+    KernelConfig(strategy="chain", block_m=32, block_n=64, block_k=32),
+]
+
+
+@pytest.mark.parametrize(
+    "widths, act, out_act, dtype, bias, m",
+    [
+        ((100, 37, 10), "gelu", "none", "fp16", True, 161),
+        ((20, 30, 40, 30, 5), "tanh", "sigmoid", "fp32", False, 33),
+        ((37, 70, 130), "relu", "silu", "fp32", True, 1),
+    ],
+)
+def test_chain_kernels_match_reference(load_generated, widths, act, out_act, dtype, bias, m):
+    """chain: layered's tiles for every layer, the last (its output activation) too; the
+    interpreter has no PDL, so the kernels' wait and release are the module's no-ops."""
+    spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
+    errors = run_configs(load_generated, spec, CHAIN, m)
+    assert all(err <= TOLERANCE[dtype] for err in errors), errors
+
+
+def test_chain_kernels_wait_for_their_input_and_release_the_next(load_generated, monkeypatch):
+    """Every chain kernel but the first waits before its loads; every kernel but the last lets
+    the next one launch; the module launches all of them, in order, with PDL after the first
+    where PDL is on (forced on here; the interpreter ignores it)."""
+    spec = MLPSpec((24, 40, 48, 8), act="gelu", dtype="fp32")
+    cfg = CHAIN[0]
+    assert cfg.kernel_name == "_k_chain_m16_n16_k16"
+    src = render_kernel(spec, cfg)
+    kernels = src.split("@triton.jit")[1:]
+    assert len(kernels) == 3
+    for i, text in enumerate(kernels):
+        assert ("_pdl_release()" in text) == (i < 2) and ("_pdl_wait()" in text) == (i > 0)
+        if i > 0:
+            assert text.index("_pdl_wait()") < text.index("tl.load(")
+    mod, _ = load_generated(spec, gpu_key=KEY, table={1: entry(cfg)})
+    mod.TUNED["default"] = {1: entry(cfg)}  # the interpreter runs the default table
+    mod._CONFIGS.clear()
+    assert mod._pdl_wait is mod._pdl_off and mod._PDL == [False]
+    monkeypatch.setattr(mod, "_PDL", [True])
+    launched = []
+    real = mod._run
+    monkeypatch.setattr(
+        mod,
+        "_run",
+        lambda kernel, *a: launched.append((kernel.fn.__name__, a[-1])) or real(*(kernel, *a[:-1])),
+    )
+    x, weights, biases = random_problem(spec, 21)
+    y = mod.mlp(x, weights, biases)
+    name = cfg.kernel_name
+    assert launched == [(f"{name}_l0", False), (f"{name}_l1", True), (f"{name}_l2", True)]
+    assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+
+
 _GELU = None
 
 

@@ -66,13 +66,13 @@ def test_every_table_config_is_a_candidate_or_dropped_with_a_reason(widths, buck
 
 def test_headline_space_sizes():
     """The production table for 256,512,256 fp16 with the H200's shared memory (the tuner
-    passes the GPU's): 12 rowblock, 32 persist, 64 stream, 4 stream_tma, 24 split and 8
-    layered configs, epilogue and torch. 13 cannot work: rowblock 64 rows x chunk 128 with 4
-    warps and stream's 128-row tiles with 4 warps (registers), persist's 128 x 256 with 4 warps
-    (256 accumulators per thread), stream's 128 x 64 with 3 stages (shared memory), epilogue
-    (gelu); every other one is searched from 256 rows up, split only up to 4096 rows, layered
-    only from 1024, stream_tma from 4096. A bucket of one row only searches 16-row tiles, of
-    every row-tiled strategy."""
+    passes the GPU's): 12 rowblock, 32 persist, 64 stream, 4 stream_tma, 24 split, 8 layered
+    and 4 chain configs, epilogue and torch. 13 cannot work: rowblock 64 rows x chunk 128 with
+    4 warps and stream's 128-row tiles with 4 warps (registers), persist's 128 x 256 with 4
+    warps (256 accumulators per thread), stream's 128 x 64 with 3 stages (shared memory),
+    epilogue (gelu); every other one is searched from 256 rows up, split only up to 4096 rows,
+    layered only from 1024, chain from 256 to 4096, stream_tma from 4096. A bucket of one row
+    only searches 16-row tiles, of every row-tiled strategy."""
 
     def size(b):
         return len(search_space(HEADLINE, b, H200_SHARED).candidates)
@@ -81,12 +81,12 @@ def test_headline_space_sizes():
         1: 41,
         16: 41,
         64: 108,
-        256: 121,
+        256: 125,  # chain's 4
         262144: 109,
     }
-    assert size(1024) == 129
-    assert size(4096) == 133
-    assert size(8192) == 109  # split: over its 4096 rows
+    assert size(1024) == 133
+    assert size(4096) == 137
+    assert size(8192) == 109  # split: over its 4096 rows, chain: over its 4096
     one = search_space(HEADLINE, 1, H200_SHARED)
     assert {c.block_m for c in one.candidates if c.strategy != "torch"} == {16}
     assert {c.strategy for c in one.candidates} == {
@@ -97,7 +97,7 @@ def test_headline_space_sizes():
         "torch",
     }
     assert one.dropped_counts() == {
-        "dominated": 92,  # with layered's 8 (under its 1024 rows) and stream_tma's 4
+        "dominated": 96,  # with layered's 8 (under its 1024 rows), chain's 4, stream_tma's 4
         "registers": 10,
         "shared memory": 2,
         "no epilogue": 1,  # gelu: cuBLASLt's GELU epilogue is the tanh approximation
@@ -144,8 +144,11 @@ def test_wide_specs_drop_rowblock_and_search_persist_and_torch():
     assert all(space.reason_kind(r) == "too wide" for c, r in s.dropped if c.strategy == "rowblock")
     assert all("2 layers" in r for c, r in s.dropped if c.strategy == "stream")  # one layer
     deep = search_space(MLPSpec((784, 2048, 2048, 10)), 4096)
-    assert {c.strategy for c in deep.candidates} == {"persist", "layered", "torch"}
+    assert {c.strategy for c in deep.candidates} == {"persist", "layered", "chain", "torch"}
     assert all("hidden layer" in r for c, r in s.dropped if c.strategy == "layered")
+    chain = [r for c, r in s.dropped if c.strategy == "chain"]
+    assert len(chain) == len(configs_of("chain"))
+    assert all(space.reason_kind(r) == "depth" for r in chain)
 
 
 def test_rowblock_tiles_that_compile_past_the_limit_are_dropped():
