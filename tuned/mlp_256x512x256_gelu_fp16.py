@@ -38,15 +38,15 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 45.044, "eager_us": 8.58, "host_us": 17.623, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 4.11},
-        16: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 46.372, "eager_us": 8.074, "host_us": 19.967, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.202},
-        64: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 61.169, "eager_us": 8.25, "host_us": 19.654, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.603},
-        256: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 64, "eager_host_us": 45.212, "eager_us": 8.88, "host_us": 20.927, "kernel": "_k_split_m16_c64_n256_k128", "num_stages": 1, "num_warps": 8, "strategy": "split", "us": 6.759},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 46.167, "eager_us": 9.776, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 64, "graph_chunk": 64, "graph_kernel": "_k_layered_m64_n64_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "layered", "graph_us": 7.403, "host_us": 12.162, "kernel": "_k_persist_m64_n64_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 8.21},
-        4096: {"block_k": 64, "block_m": 64, "block_n": 256, "chunk": 64, "eager_host_us": 45.852, "eager_us": 14.516, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 64, "graph_chunk": 64, "graph_kernel": "_k_layered_m64_n64_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "layered", "graph_us": 10.7, "host_us": 17.66, "kernel": "_k_persist_m64_n256_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 12.952},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 42.307, "eager_us": 35.093, "host_us": 23.311, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "us": 22.955},
-        65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 122.234, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream_tma", "us": 84.949},
-        262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 460.83, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream_tma", "us": 320.809},
+        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 56.664, "eager_us": 8.428, "host_us": 14.993, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 4.416},
+        16: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 54.166, "eager_us": 8.157, "host_us": 14.227, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.494},
+        64: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 54.528, "eager_us": 8.278, "host_us": 14.468, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.56},
+        256: {"block_k": 128, "block_m": 16, "block_n": 128, "chunk": 64, "eager_host_us": 55.773, "eager_us": 8.93, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n32_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 5.594, "host_us": 9.794, "kernel": "_k_split_m16_c64_n128_k128", "num_stages": 1, "num_warps": 8, "strategy": "split", "us": 6.712},
+        1024: {"block_k": 128, "block_m": 16, "block_n": 128, "chunk": 128, "eager_host_us": 55.577, "eager_us": 9.824, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n32_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 6.464, "host_us": 15.848, "kernel": "_k_split_m16_c128_n128_k128", "num_stages": 1, "num_warps": 8, "strategy": "split", "us": 10.55},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 57.644, "eager_us": 14.736, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 128, "graph_chunk": 64, "graph_kernel": "_k_layered_m64_n128_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "layered", "graph_us": 10.605, "host_us": 16.185, "kernel": "_k_persist_m64_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 12.977},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_host_us": 56.846, "eager_us": 34.666, "host_us": 25.199, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 24.566},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 120.131, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream_tma", "us": 85.166},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 456.932, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream_tma", "us": 320.545},
     },
     "default": {
         1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split"},
@@ -62,7 +62,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"compile_seconds": 24.0, "cuda": "13.0", "date": "2026-11-30T11:24:50", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 61.6, "workers": 1},
+    "NVIDIA H200|sm90|132": {"compile_seconds": 22.3, "cuda": "13.0", "date": "2026-11-30T12:22:41", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 60.8, "workers": 1},
 }
 
 
@@ -167,17 +167,18 @@ _PACKED_EXACT = {
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_layered_m64_n64_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # layered layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=64, BLOCK_K=64
+def _k_chain_m64_n32_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
+    # chain layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=32, BLOCK_K=64
+    _pdl_release()  # the next layer's kernel may be scheduled now: it waits for this one's output
     pid = tl.program_id(0)
     m_tiles = tl.cdiv(M, 64)
-    group = pid // 64
+    group = pid // 128
     first = group * 8
     rows_in_group = tl.minimum(m_tiles - first, 8)
-    local = pid % 64
+    local = pid % 128
     rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
-    cols = (local // rows_in_group) * 64 + tl.arange(0, 64)
-    acc = tl.zeros((64, 64), dtype=tl.float32)
+    cols = (local // rows_in_group) * 32 + tl.arange(0, 32)
+    acc = tl.zeros((64, 32), dtype=tl.float32)
     for k0 in range(0, 256, 64):
         ks = k0 + tl.arange(0, 64)
         a = tl.load(
@@ -198,79 +199,79 @@ def _k_layered_m64_n64_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_persist_m64_n256_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
-    # persist: BLOCK_M=64, BLOCK_N=256, BLOCK_K=64
+def _k_chain_m64_n32_k64_l1(x_ptr, y_ptr, w_ptr, b_ptr, M):
+    # chain layer 1: 512 -> 256, none; BLOCK_M=64, BLOCK_N=32, BLOCK_K=64
+    _pdl_wait()  # x is the previous layer's output: wait for that kernel to finish and flush
     pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
     m_tiles = tl.cdiv(M, 64)
-    # layer 0: 256 -> 512, gelu
-    for t in range(pid, m_tiles * 2, nprog):
-        rows = ((t // 2) * 64 + tl.arange(0, 64)).to(tl.int64)
-        cols = (t % 2) * 256 + tl.arange(0, 256)
-        acc = tl.zeros((64, 256), dtype=tl.float32)
-        for k0 in range(0, 256, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                x_ptr + rows[:, None] * 256 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-            )
-            w = tl.load(
-                w0_ptr + cols[:, None] * 256 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
-        tl.store(
-            h1_ptr + rows[:, None] * 512 + cols[None, :],
-            _gelu_f16(acc),
+    group = pid // 64
+    first = group * 8
+    rows_in_group = tl.minimum(m_tiles - first, 8)
+    local = pid % 64
+    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
+    cols = (local // rows_in_group) * 32 + tl.arange(0, 32)
+    acc = tl.zeros((64, 32), dtype=tl.float32)
+    for k0 in range(0, 512, 64):
+        ks = k0 + tl.arange(0, 64)
+        a = tl.load(
+            x_ptr + rows[:, None] * 512 + ks[None, :],
             mask=(rows[:, None] < M),
+            other=0.0,
         )
-    # grid barrier 0: every program's stores of layer 0 are visible
-    tl.debug_barrier()
-    tl.atomic_add(sync_ptr, 1, sem="release")
-    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 1:
-        pass
-    tl.debug_barrier()
-    # past the last barrier: the last program out resets the counters for the next launch
-    if tl.atomic_add(sync_ptr + 1, 1, sem="acq_rel") == nprog - 1:
-        tl.atomic_xchg(sync_ptr, 0)
-        tl.atomic_xchg(sync_ptr + 1, 0)
-    # layer 1: 512 -> 256, none
-    for t in range(pid, m_tiles * 1, nprog):
-        rows = ((t // 1) * 64 + tl.arange(0, 64)).to(tl.int64)
-        cols = (t % 1) * 256 + tl.arange(0, 256)
-        acc = tl.zeros((64, 256), dtype=tl.float32)
-        for k0 in range(0, 512, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                h1_ptr + rows[:, None] * 512 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
-            )
-            w = tl.load(
-                w1_ptr + cols[:, None] * 512 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
-        tl.store(
-            y_ptr + rows[:, None] * 256 + cols[None, :],
-            acc.to(tl.float16),
-            mask=(rows[:, None] < M),
+        w = tl.load(
+            w_ptr + cols[:, None] * 512 + ks[None, :],
         )
+        acc = tl.dot(a, tl.trans(w), acc)
+    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 256 + cols[None, :],
+        acc.to(tl.float16),
+        mask=(rows[:, None] < M),
+    )
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_persist_m64_n64_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
-    # persist: BLOCK_M=64, BLOCK_N=64, BLOCK_K=64
+def _k_layered_m64_n128_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
+    # layered layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=128, BLOCK_K=64
+    pid = tl.program_id(0)
+    m_tiles = tl.cdiv(M, 64)
+    group = pid // 32
+    first = group * 8
+    rows_in_group = tl.minimum(m_tiles - first, 8)
+    local = pid % 32
+    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
+    cols = (local // rows_in_group) * 128 + tl.arange(0, 128)
+    acc = tl.zeros((64, 128), dtype=tl.float32)
+    for k0 in range(0, 256, 64):
+        ks = k0 + tl.arange(0, 64)
+        a = tl.load(
+            x_ptr + rows[:, None] * 256 + ks[None, :],
+            mask=(rows[:, None] < M),
+            other=0.0,
+        )
+        w = tl.load(
+            w_ptr + cols[:, None] * 256 + ks[None, :],
+        )
+        acc = tl.dot(a, tl.trans(w), acc)
+    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 512 + cols[None, :],
+        _gelu_f16(acc),
+        mask=(rows[:, None] < M),
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_persist_m64_n128_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
+    # persist: BLOCK_M=64, BLOCK_N=128, BLOCK_K=64
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     m_tiles = tl.cdiv(M, 64)
     # layer 0: 256 -> 512, gelu
-    for t in range(pid, m_tiles * 8, nprog):
-        rows = ((t // 8) * 64 + tl.arange(0, 64)).to(tl.int64)
-        cols = (t % 8) * 64 + tl.arange(0, 64)
-        acc = tl.zeros((64, 64), dtype=tl.float32)
+    for t in range(pid, m_tiles * 4, nprog):
+        rows = ((t // 4) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 4) * 128 + tl.arange(0, 128)
+        acc = tl.zeros((64, 128), dtype=tl.float32)
         for k0 in range(0, 256, 64):
             ks = k0 + tl.arange(0, 64)
             a = tl.load(
@@ -299,10 +300,10 @@ def _k_persist_m64_n64_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr,
         tl.atomic_xchg(sync_ptr, 0)
         tl.atomic_xchg(sync_ptr + 1, 0)
     # layer 1: 512 -> 256, none
-    for t in range(pid, m_tiles * 4, nprog):
-        rows = ((t // 4) * 64 + tl.arange(0, 64)).to(tl.int64)
-        cols = (t % 4) * 64 + tl.arange(0, 64)
-        acc = tl.zeros((64, 64), dtype=tl.float32)
+    for t in range(pid, m_tiles * 2, nprog):
+        rows = ((t // 2) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 2) * 128 + tl.arange(0, 128)
+        acc = tl.zeros((64, 128), dtype=tl.float32)
         for k0 in range(0, 512, 64):
             ks = k0 + tl.arange(0, 64)
             a = tl.load(
@@ -503,105 +504,86 @@ def _k_split_m16_c64_n128_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_split_m16_c64_n256_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc_ptr, count_ptr, M):
-    # split: BLOCK_M=16, chunk=64, BLOCK_N=256, BLOCK_K=128
-    pid_m = tl.program_id(0)
-    rows = pid_m.to(tl.int64) * 16 + tl.arange(0, 16)
-    row_ok = rows[:, None] < M
-    hid = tl.program_id(1) * 64 + tl.arange(0, 64)
-    # hidden columns hid: 256 -> 512, gelu
-    s = tl.zeros((16, 64), dtype=tl.float32)
-    for k0 in tl.static_range(0, 256, 128):
-        ks = k0 + tl.arange(0, 128)
-        a = tl.load(
-            x_ptr + rows[:, None] * 256 + ks[None, :],
-            mask=row_ok,
-            other=0.0,
-        )
-        w = tl.load(
-            w0_ptr + hid[:, None] * 256 + ks[None, :],
-        )
-        s = tl.dot(a, tl.trans(w), s)
-    s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
-    h = _gelu_f16(s)
-    # 512 -> 256: this slice's share of every output, into the workspace
-    ns = 0 + tl.arange(0, 256)
-    w = tl.load(
-        w1_ptr + ns[:, None] * 512 + hid[None, :],
-    )
-    tl.atomic_add(
-        acc_ptr + rows[:, None] * 256 + ns[None, :],
-        tl.dot(h, tl.trans(w)),
-        mask=row_ok,
-        sem="relaxed",
-    )
-    # arrive: every thread's adds are performed (CTA barrier) before the count is released
-    tl.debug_barrier()
-    if tl.atomic_add(count_ptr + pid_m, 1, sem="acq_rel") == 7:
-        tl.debug_barrier()
-        for n0 in tl.static_range(0, 256, 256):
-            ns = n0 + tl.arange(0, 256)
-            ok = row_ok
-            acc = acc_ptr + rows[:, None] * 256 + ns[None, :]
-            out = tl.load(acc, mask=ok, other=0.0, cache_modifier=".cg")  # added in L2: skip L1
-            # every thread has read its part before any zeroes one: the zeroing store below can
-            # be spread over the threads unlike this load (8 warps: no barrier in between, and
-            # a thread could zero a sum before its reader had loaded it)
-            tl.debug_barrier()
-            out += tl.load(b1_ptr + ns).to(tl.float32)[None, :]
-            out = out.to(tl.float16)
-            tl.store(y_ptr + rows[:, None] * 256 + ns[None, :], out, mask=ok)
-            tl.store(acc, tl.zeros((16, 256), dtype=tl.float32), mask=ok)
-        tl.atomic_xchg(count_ptr + pid_m, 0)
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_stream_m128_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # stream: BLOCK_M=128, BLOCK_N=64, chunk=128
+def _k_stream_m128_n32_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # stream: BLOCK_M=128, BLOCK_N=32, chunk=64
     rows = tl.program_id(0).to(tl.int64) * 128 + tl.arange(0, 128)
     row_ok = rows[:, None] < M
-    cols = 0 + tl.arange(0, 128)
+    cols = 0 + tl.arange(0, 64)
     x_0 = tl.load(
         x_ptr + rows[:, None] * 256 + cols[None, :],
         mask=row_ok,
         other=0.0,
     )
-    cols = 128 + tl.arange(0, 128)
+    cols = 64 + tl.arange(0, 64)
     x_1 = tl.load(
         x_ptr + rows[:, None] * 256 + cols[None, :],
         mask=row_ok,
         other=0.0,
     )
-    acc_0 = tl.zeros((128, 128), dtype=tl.float32)
-    acc_1 = tl.zeros((128, 128), dtype=tl.float32)
-    for j in range(0, 512, 64):
-        hid = j + tl.arange(0, 64)
+    cols = 128 + tl.arange(0, 64)
+    x_2 = tl.load(
+        x_ptr + rows[:, None] * 256 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    cols = 192 + tl.arange(0, 64)
+    x_3 = tl.load(
+        x_ptr + rows[:, None] * 256 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    acc_0 = tl.zeros((128, 64), dtype=tl.float32)
+    acc_1 = tl.zeros((128, 64), dtype=tl.float32)
+    acc_2 = tl.zeros((128, 64), dtype=tl.float32)
+    acc_3 = tl.zeros((128, 64), dtype=tl.float32)
+    for j in range(0, 512, 32):
+        hid = j + tl.arange(0, 32)
         # hidden columns hid: 256 -> 512, gelu
-        s = tl.zeros((128, 64), dtype=tl.float32)
-        k_idx = 0 + tl.arange(0, 128)
+        s = tl.zeros((128, 32), dtype=tl.float32)
+        k_idx = 0 + tl.arange(0, 64)
         w = tl.load(
             w0_ptr + hid[:, None] * 256 + k_idx[None, :],
         )
         s = tl.dot(x_0, tl.trans(w), s)
-        k_idx = 128 + tl.arange(0, 128)
+        k_idx = 64 + tl.arange(0, 64)
         w = tl.load(
             w0_ptr + hid[:, None] * 256 + k_idx[None, :],
         )
         s = tl.dot(x_1, tl.trans(w), s)
+        k_idx = 128 + tl.arange(0, 64)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
+        )
+        s = tl.dot(x_2, tl.trans(w), s)
+        k_idx = 192 + tl.arange(0, 64)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
+        )
+        s = tl.dot(x_3, tl.trans(w), s)
         s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
         h = _gelu_f16(s)
         # 512 -> 256: this slice's share of every output chunk
-        n_idx = 0 + tl.arange(0, 128)
+        n_idx = 0 + tl.arange(0, 64)
         w = tl.load(
             w1_ptr + n_idx[:, None] * 512 + hid[None, :],
         )
         acc_0 = tl.dot(h, tl.trans(w), acc_0)
-        n_idx = 128 + tl.arange(0, 128)
+        n_idx = 64 + tl.arange(0, 64)
         w = tl.load(
             w1_ptr + n_idx[:, None] * 512 + hid[None, :],
         )
         acc_1 = tl.dot(h, tl.trans(w), acc_1)
-    n_idx = 0 + tl.arange(0, 128)
+        n_idx = 128 + tl.arange(0, 64)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
+        )
+        acc_2 = tl.dot(h, tl.trans(w), acc_2)
+        n_idx = 192 + tl.arange(0, 64)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
+        )
+        acc_3 = tl.dot(h, tl.trans(w), acc_3)
+    n_idx = 0 + tl.arange(0, 64)
     acc = acc_0
     acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
     tl.store(
@@ -609,8 +591,24 @@ def _k_stream_m128_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
         acc.to(tl.float16),
         mask=row_ok,
     )
-    n_idx = 128 + tl.arange(0, 128)
+    n_idx = 64 + tl.arange(0, 64)
     acc = acc_1
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 256 + n_idx[None, :],
+        acc.to(tl.float16),
+        mask=row_ok,
+    )
+    n_idx = 128 + tl.arange(0, 64)
+    acc = acc_2
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 256 + n_idx[None, :],
+        acc.to(tl.float16),
+        mask=row_ok,
+    )
+    n_idx = 192 + tl.arange(0, 64)
+    acc = acc_3
     acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
     tl.store(
         y_ptr + rows[:, None] * 256 + n_idx[None, :],
@@ -653,14 +651,14 @@ def _k_stream_tma_m128_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M)
 
 
 KERNELS = {
-    "_k_layered_m64_n64_k64_l0": _k_layered_m64_n64_k64_l0,
-    "_k_persist_m64_n256_k64": _k_persist_m64_n256_k64,
-    "_k_persist_m64_n64_k64": _k_persist_m64_n64_k64,
+    "_k_chain_m64_n32_k64_l0": _k_chain_m64_n32_k64_l0,
+    "_k_chain_m64_n32_k64_l1": _k_chain_m64_n32_k64_l1,
+    "_k_layered_m64_n128_k64_l0": _k_layered_m64_n128_k64_l0,
+    "_k_persist_m64_n128_k64": _k_persist_m64_n128_k64,
     "_k_split_m16_c128_n128_k128": _k_split_m16_c128_n128_k128,
     "_k_split_m16_c32_n256_k128": _k_split_m16_c32_n256_k128,
     "_k_split_m16_c64_n128_k128": _k_split_m16_c64_n128_k128,
-    "_k_split_m16_c64_n256_k128": _k_split_m16_c64_n256_k128,
-    "_k_stream_m128_n64_c128": _k_stream_m128_n64_c128,
+    "_k_stream_m128_n32_c64": _k_stream_m128_n32_c64,
     "_k_stream_tma_m128_n64_c128": _k_stream_tma_m128_n64_c128,
 }
 
