@@ -105,8 +105,9 @@ SPLIT_MAX_BUCKET = 4096
 # layered launches one kernel per layer (the host cost of eager's GEMMs) and pays off by saving
 # memory traffic, which small batches do not have: smaller buckets do not time it
 LAYERED_MIN_BUCKET = 1024
-# chain saves the gap between its launches, which matters where the kernels are short: on the
-# H200 it beat two plain launches at 256 and 1024 rows and lost at 4096 (BENCHMARKS.md)
+# chain saves the gap between its launches, which matters where the kernels are short: in the
+# H200 probe it beat two plain launches at 256 and 1024 rows and lost at 4096 (BENCHMARKS.md);
+# the tuner times it from 256 up to 4096 and decides
 CHAIN_BUCKETS = (256, 4096)
 # strategies whose chunk pads narrow widths (chunks_of)
 CHUNK_PADDED = ("rowblock", "stream", "stream_tma")

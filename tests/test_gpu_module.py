@@ -283,16 +283,18 @@ def test_cuda_graph_capture_runs_the_graph_winner(load_generated, graph_config):
         assert mod._PLANS[(0, 64, False)].cfg["kernel"] == calls.kernel_name
 
 
-def test_compile_fullgraph_runs_a_layered_config(load_generated, monkeypatch):
-    """torch.compile(fullgraph=True) over a module whose bucket runs layered: the op launches
-    each hidden layer's kernel through wrap_triton and the last layer by torch, inside one
-    graph; results match the reference, with dynamic batch sizes too."""
+@pytest.mark.parametrize("strategy", ["layered", "chain"])
+def test_compile_fullgraph_runs_a_layered_config(load_generated, monkeypatch, strategy):
+    """torch.compile(fullgraph=True) over a module whose bucket runs layered (or chain): the op
+    launches each hidden layer's kernel through wrap_triton and the last layer by torch (chain:
+    by its kernel too, launched plainly, its PDL waits no-ops), inside one graph; results match
+    the reference, with dynamic batch sizes too."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
     from mlpgen.tune import gpu_key
 
     spec = MLPSpec((256, 512, 384, 256), act="gelu")
-    layered = KernelConfig("layered", block_m=64, block_n=128, block_k=64, num_warps=8)
+    layered = KernelConfig(strategy, block_m=64, block_n=128, block_k=64, num_warps=8)
     mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={4096: entry(layered, us=1.0)})
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
     w = [

@@ -161,6 +161,13 @@ LAYERED = [
 ]
 
 
+CHAIN = [
+    KernelConfig(strategy="chain", block_m=16, block_n=16, block_k=16),
+    KernelConfig(strategy="chain", block_m=32, block_n=64, block_k=32),
+]
+
+
+@pytest.mark.parametrize("configs", [LAYERED, CHAIN], ids=["layered", "chain"])
 @pytest.mark.parametrize(
     "widths, act, out_act, dtype, bias, m",
     [
@@ -170,33 +177,15 @@ LAYERED = [
         ((37, 70, 130), "relu", "silu", "fp32", True, 1),
     ],
 )
-def test_layered_kernels_match_reference(load_generated, widths, act, out_act, dtype, bias, m):
+def test_layered_and_chain_kernels_match_reference(
+    load_generated, configs, widths, act, out_act, dtype, bias, m
+):
     """One fused GEMM per hidden layer (odd widths: masked k and n tiles; M not a multiple of
-    block_m; grouped program order with a partial group), the last layer by torch."""
+    block_m; grouped program order with a partial group), the last layer by torch (layered)
+    or by a kernel too, with its output activation (chain; the interpreter has no PDL, so the
+    chain kernels' wait and release are the module's no-ops)."""
     spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
-    errors = run_configs(load_generated, spec, LAYERED, m)
-    assert all(err <= TOLERANCE[dtype] for err in errors), errors
-
-
-CHAIN = [
-    KernelConfig(strategy="chain", block_m=16, block_n=16, block_k=16),
-    KernelConfig(strategy="chain", block_m=32, block_n=64, block_k=32),
-]
-
-
-@pytest.mark.parametrize(
-    "widths, act, out_act, dtype, bias, m",
-    [
-        ((100, 37, 10), "gelu", "none", "fp16", True, 161),
-        ((20, 30, 40, 30, 5), "tanh", "sigmoid", "fp32", False, 33),
-        ((37, 70, 130), "relu", "silu", "fp32", True, 1),
-    ],
-)
-def test_chain_kernels_match_reference(load_generated, widths, act, out_act, dtype, bias, m):
-    """chain: layered's tiles for every layer, the last (its output activation) too; the
-    interpreter has no PDL, so the kernels' wait and release are the module's no-ops."""
-    spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
-    errors = run_configs(load_generated, spec, CHAIN, m)
+    errors = run_configs(load_generated, spec, configs, m)
     assert all(err <= TOLERANCE[dtype] for err in errors), errors
 
 
