@@ -164,7 +164,8 @@ def write_module(
     buckets=DEFAULT_BUCKETS,
     merge: bool = False,
 ) -> Path:
-    """Create or update the module at `path`: refresh the heuristic default and, given a GPU key,
+    """Create or update the module at `path`: refresh the heuristic default (over `buckets` and
+    the buckets it had: a run over fewer buckets does not shrink it) and, given a GPU key,
     replace that GPU's table (or, with merge, only the buckets in `table`, and update its
     provenance) while keeping every other GPU's entries."""
     path = Path(path)
@@ -174,6 +175,7 @@ def write_module(
             old_spec, tuned, prov = read_module(path)
             if old_spec != spec:
                 raise SpecError(f"{path} holds {old_spec.name}, not {spec.name}")
+        buckets = sorted(set(buckets) | set(tuned.get(DEFAULT_KEY, {})))
         tuned[DEFAULT_KEY] = default_table(spec, buckets)
         if gpu_key is not None:
             keep = merge and gpu_key in tuned

@@ -46,7 +46,7 @@ import optuna
 from optuna.trial import TrialState
 
 import mlpgen
-from mlpgen.emit import DEFAULT_KEY, entry, read_module, with_graph_winner, write_module
+from mlpgen.emit import entry, read_module, with_graph_winner, write_module
 from mlpgen.measure import Measurement, WorkerStartError, describe
 from mlpgen.render import template_hash
 from mlpgen.space import (
@@ -758,10 +758,8 @@ def tune(
         **(extra or {}),
     }
     table = winners_table(results)
-    _, tuned, _ = read_module(path)
-    buckets = tuple(sorted(set(tuned.get(DEFAULT_KEY, {})) | set(opts.buckets)))
-    if table:
-        write_module(path, job.spec, job.key, table, provenance, buckets=buckets, merge=True)
+    if table:  # write_module keeps the default's other buckets
+        write_module(path, job.spec, job.key, table, provenance, buckets=opts.buckets, merge=True)
     log = write_trial_log(path, job.spec, job.key, provenance, results)
     return {
         "gpu": job.key,

@@ -161,3 +161,18 @@ def test_wide_spec_defaults_to_the_persistent_kernel_then_torch(tmp_path, capsys
     for rows in (4, 3000):
         x, weights, biases = random_problem(mod_spec(mod), rows)
         torch.testing.assert_close(mod.mlp(x, weights, biases), mod.reference(x, weights, biases))
+
+
+def test_generating_again_for_fewer_buckets_keeps_the_modules_buckets(tmp_path):
+    """Re-running mlpgen on an existing module with --batches (e.g. to re-tune one bucket)
+    keeps the buckets the module had in its default table, beside the new ones (the tuner
+    merges its GPU's table the same way): a GPU the module was not tuned on still finds every
+    bucket's default."""
+    from mlpgen.emit import read_module
+
+    args = ["--widths", "16,32,8", "--out", str(tmp_path), "--no-tune"]
+    assert main(args) == 0
+    assert main([*args, "--batches", "16384,100"]) == 0
+    [path] = tmp_path.glob("mlp_*.py")
+    _, tuned, _ = read_module(path)
+    assert sorted(tuned["default"]) == sorted({*DEFAULT_BUCKETS, 16384, 100})

@@ -44,7 +44,7 @@ TUNED = {
         256: {"block_k": 128, "block_m": 16, "block_n": 128, "chunk": 64, "eager_host_us": 55.773, "eager_us": 8.93, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n32_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 5.594, "host_us": 9.794, "kernel": "_k_split_m16_c64_n128_k128", "num_stages": 1, "num_warps": 8, "strategy": "split", "us": 6.712},
         1024: {"block_k": 128, "block_m": 16, "block_n": 128, "chunk": 128, "eager_host_us": 55.577, "eager_us": 9.824, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n32_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 6.464, "host_us": 15.848, "kernel": "_k_split_m16_c128_n128_k128", "num_stages": 1, "num_warps": 8, "strategy": "split", "us": 10.55},
         4096: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 57.644, "eager_us": 14.736, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 128, "graph_chunk": 64, "graph_kernel": "_k_layered_m64_n128_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "layered", "graph_us": 10.605, "host_us": 16.185, "kernel": "_k_persist_m64_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 12.977},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_host_us": 56.846, "eager_us": 34.666, "host_us": 25.199, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 8, "strategy": "stream", "us": 24.566},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 46.524, "eager_us": 34.813, "host_us": 23.565, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "us": 22.94},
         65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 120.131, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream_tma", "us": 85.166},
         262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 456.932, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream_tma", "us": 320.545},
     },
@@ -62,7 +62,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"compile_seconds": 22.3, "cuda": "13.0", "date": "2026-11-30T12:22:41", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 60.8, "workers": 1},
+    "NVIDIA H200|sm90|132": {"compile_seconds": 23.1, "cuda": "13.0", "date": "2026-11-30T12:41:29", "exhaustive": True, "gpu": "NVIDIA H200", "measured": 109, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 25.7, "workers": 1},
 }
 
 
@@ -504,86 +504,52 @@ def _k_split_m16_c64_n128_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_stream_m128_n32_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # stream: BLOCK_M=128, BLOCK_N=32, chunk=64
+def _k_stream_m128_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # stream: BLOCK_M=128, BLOCK_N=64, chunk=128
     rows = tl.program_id(0).to(tl.int64) * 128 + tl.arange(0, 128)
     row_ok = rows[:, None] < M
-    cols = 0 + tl.arange(0, 64)
+    cols = 0 + tl.arange(0, 128)
     x_0 = tl.load(
         x_ptr + rows[:, None] * 256 + cols[None, :],
         mask=row_ok,
         other=0.0,
     )
-    cols = 64 + tl.arange(0, 64)
+    cols = 128 + tl.arange(0, 128)
     x_1 = tl.load(
         x_ptr + rows[:, None] * 256 + cols[None, :],
         mask=row_ok,
         other=0.0,
     )
-    cols = 128 + tl.arange(0, 64)
-    x_2 = tl.load(
-        x_ptr + rows[:, None] * 256 + cols[None, :],
-        mask=row_ok,
-        other=0.0,
-    )
-    cols = 192 + tl.arange(0, 64)
-    x_3 = tl.load(
-        x_ptr + rows[:, None] * 256 + cols[None, :],
-        mask=row_ok,
-        other=0.0,
-    )
-    acc_0 = tl.zeros((128, 64), dtype=tl.float32)
-    acc_1 = tl.zeros((128, 64), dtype=tl.float32)
-    acc_2 = tl.zeros((128, 64), dtype=tl.float32)
-    acc_3 = tl.zeros((128, 64), dtype=tl.float32)
-    for j in range(0, 512, 32):
-        hid = j + tl.arange(0, 32)
+    acc_0 = tl.zeros((128, 128), dtype=tl.float32)
+    acc_1 = tl.zeros((128, 128), dtype=tl.float32)
+    for j in range(0, 512, 64):
+        hid = j + tl.arange(0, 64)
         # hidden columns hid: 256 -> 512, gelu
-        s = tl.zeros((128, 32), dtype=tl.float32)
-        k_idx = 0 + tl.arange(0, 64)
+        s = tl.zeros((128, 64), dtype=tl.float32)
+        k_idx = 0 + tl.arange(0, 128)
         w = tl.load(
             w0_ptr + hid[:, None] * 256 + k_idx[None, :],
         )
         s = tl.dot(x_0, tl.trans(w), s)
-        k_idx = 64 + tl.arange(0, 64)
+        k_idx = 128 + tl.arange(0, 128)
         w = tl.load(
             w0_ptr + hid[:, None] * 256 + k_idx[None, :],
         )
         s = tl.dot(x_1, tl.trans(w), s)
-        k_idx = 128 + tl.arange(0, 64)
-        w = tl.load(
-            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
-        )
-        s = tl.dot(x_2, tl.trans(w), s)
-        k_idx = 192 + tl.arange(0, 64)
-        w = tl.load(
-            w0_ptr + hid[:, None] * 256 + k_idx[None, :],
-        )
-        s = tl.dot(x_3, tl.trans(w), s)
         s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
         h = _gelu_f16(s)
         # 512 -> 256: this slice's share of every output chunk
-        n_idx = 0 + tl.arange(0, 64)
+        n_idx = 0 + tl.arange(0, 128)
         w = tl.load(
             w1_ptr + n_idx[:, None] * 512 + hid[None, :],
         )
         acc_0 = tl.dot(h, tl.trans(w), acc_0)
-        n_idx = 64 + tl.arange(0, 64)
+        n_idx = 128 + tl.arange(0, 128)
         w = tl.load(
             w1_ptr + n_idx[:, None] * 512 + hid[None, :],
         )
         acc_1 = tl.dot(h, tl.trans(w), acc_1)
-        n_idx = 128 + tl.arange(0, 64)
-        w = tl.load(
-            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
-        )
-        acc_2 = tl.dot(h, tl.trans(w), acc_2)
-        n_idx = 192 + tl.arange(0, 64)
-        w = tl.load(
-            w1_ptr + n_idx[:, None] * 512 + hid[None, :],
-        )
-        acc_3 = tl.dot(h, tl.trans(w), acc_3)
-    n_idx = 0 + tl.arange(0, 64)
+    n_idx = 0 + tl.arange(0, 128)
     acc = acc_0
     acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
     tl.store(
@@ -591,24 +557,8 @@ def _k_stream_m128_n32_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
         acc.to(tl.float16),
         mask=row_ok,
     )
-    n_idx = 64 + tl.arange(0, 64)
+    n_idx = 128 + tl.arange(0, 128)
     acc = acc_1
-    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + n_idx[None, :],
-        acc.to(tl.float16),
-        mask=row_ok,
-    )
-    n_idx = 128 + tl.arange(0, 64)
-    acc = acc_2
-    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + n_idx[None, :],
-        acc.to(tl.float16),
-        mask=row_ok,
-    )
-    n_idx = 192 + tl.arange(0, 64)
-    acc = acc_3
     acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
     tl.store(
         y_ptr + rows[:, None] * 256 + n_idx[None, :],
@@ -658,7 +608,7 @@ KERNELS = {
     "_k_split_m16_c128_n128_k128": _k_split_m16_c128_n128_k128,
     "_k_split_m16_c32_n256_k128": _k_split_m16_c32_n256_k128,
     "_k_split_m16_c64_n128_k128": _k_split_m16_c64_n128_k128,
-    "_k_stream_m128_n32_c64": _k_stream_m128_n32_c64,
+    "_k_stream_m128_n64_c128": _k_stream_m128_n64_c128,
     "_k_stream_tma_m128_n64_c128": _k_stream_tma_m128_n64_c128,
 }
 
