@@ -294,8 +294,8 @@ def test_compile_fullgraph_runs_a_layered_config(load_generated, monkeypatch, st
     from mlpgen.tune import gpu_key
 
     spec = MLPSpec((256, 512, 384, 256), act="gelu")
-    layered = KernelConfig(strategy, block_m=64, block_n=128, block_k=64, num_warps=8)
-    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={4096: entry(layered, us=1.0)})
+    config = KernelConfig(strategy, block_m=64, block_n=128, block_k=64, num_warps=8)
+    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={4096: entry(config, us=1.0)})
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
     w = [
         torch.randn(n, k, device="cuda", dtype=torch.float16) / k**0.5
