@@ -236,6 +236,20 @@ def cmd_retune(argv: list[str]) -> int:
     return 0
 
 
+def _provenance_summary(prov: dict, buckets) -> str:
+    """A GPU table's header note: its last tune's date and search (trials per bucket, or
+    every candidate where it was exhaustive), and which buckets that tune covered where they
+    are not all of the table's (`buckets`): the others come from earlier tunes."""
+    search = "exhaustive" if prov.get("exhaustive") else ""
+    if not search and "trials" in prov:
+        search = f"trials {prov['trials']}"
+    tuned = prov.get("buckets")
+    if tuned and set(tuned) != set(buckets):
+        search += f" at {','.join(map(str, tuned))} (other buckets: earlier tunes)"
+    parts = [f"date {prov['date']}"] if "date" in prov else []
+    return ", ".join(parts + [search.strip()] * bool(search))
+
+
 def cmd_show(argv: list[str]) -> int:
     p = Parser(prog="mlpgen show", description="Print a module's spec and tuned configs.")
     p.add_argument("path")
@@ -255,8 +269,7 @@ def cmd_show(argv: list[str]) -> int:
         f"dtype {spec.dtype}, bias {spec.bias}"
     )
     for key in sorted(tuned):
-        prov = provenance.get(key, {})
-        extra = ", ".join(f"{k} {v}" for k, v in sorted(prov.items()) if k in ("date", "trials"))
+        extra = _provenance_summary(provenance.get(key, {}), tuned[key])
         print(f"\n[{key}]" + (f"  ({extra})" if extra else ""))
         print(show_header())
         for bucket, cell in sorted(tuned[key].items()):

@@ -752,6 +752,7 @@ def tune(
         "trials": opts.trials,
         "timeout": opts.timeout,
         "exhaustive": opts.exhaustive,
+        "buckets": sorted(opts.buckets),  # a run over some buckets merges into the table
         "workers": len(measures),
         "measured": sum(r.measured for r in results.values()),
         "tuning_seconds": round(seconds, 1),

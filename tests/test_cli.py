@@ -133,6 +133,33 @@ def test_show_and_no_tune(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["spec"]["widths"] == [16, 32, 8]
 
 
+def test_show_names_the_last_tunes_search(tmp_path, capsys):
+    """A GPU table's header: the last tune's date and its trials per bucket, or "exhaustive"
+    where every candidate was measured (a trials count would misstate that search), and the
+    buckets it covered where an earlier tune made the others."""
+    from mlpgen.emit import entry, write_module
+    from mlpgen.spec import KernelConfig, MLPSpec
+
+    spec = MLPSpec((16, 32, 8), act="relu")
+    path = tmp_path / f"{spec.name}.py"
+    table = {1: entry(KernelConfig("torch"), us=1.0)}
+    write_module(path, spec, "GPU A|sm90|132", table, {"date": "D1", "trials": 40})
+    write_module(
+        path, spec, "GPU B|sm90|132", table, {"date": "D2", "trials": 40, "exhaustive": True}
+    )
+    capsys.readouterr()
+    assert main(["show", str(path)]) == 0
+    shown = capsys.readouterr().out
+    assert "[GPU A|sm90|132]  (date D1, trials 40)" in shown
+    assert "[GPU B|sm90|132]  (date D2, exhaustive)" in shown
+    table2 = {16: entry(KernelConfig("torch"), us=2.0)}
+    prov = {"date": "D3", "trials": 40, "exhaustive": True, "buckets": [16]}
+    write_module(path, spec, "GPU B|sm90|132", table2, prov, merge=True)
+    assert main(["show", str(path)]) == 0
+    shown = capsys.readouterr().out
+    assert "[GPU B|sm90|132]  (date D3, exhaustive at 16 (other buckets: earlier tunes))" in shown
+
+
 def test_refuses_to_overwrite_a_foreign_file(tmp_path, capsys):
     path = tmp_path / "mlp_8x8_gelu_fp16.py"
     path.write_text("print('mine')\n")

@@ -62,7 +62,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"compile_seconds": 23.1, "cuda": "13.0", "date": "2026-11-30T12:41:29", "exhaustive": True, "gpu": "NVIDIA H200", "measured": 109, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 25.7, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [16384], "compile_seconds": 23.1, "cuda": "13.0", "date": "2026-11-30T12:41:29", "exhaustive": True, "gpu": "NVIDIA H200", "measured": 109, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 25.7, "workers": 1},
 }
 
 
