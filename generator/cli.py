@@ -15,7 +15,14 @@ import tempfile
 from pathlib import Path
 
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.emit import graph_cell, kernel_text, module_path, read_module, write_module
+from mlpgen.emit import (
+    DEFAULT_KEY,
+    graph_cell,
+    kernel_text,
+    module_path,
+    read_module,
+    write_module,
+)
 from mlpgen.space import DEFAULT_BUCKETS, heuristic_config
 from mlpgen.spec import DTYPES, MLPSpec, SpecError, parse_widths
 
@@ -177,8 +184,10 @@ def cmd_generate(argv: list[str]) -> int:
     ensure_package(out)
     write_module(path, spec, buckets=args.batches)
     # fused: some bucket's default config is a kernel (the heuristic picks the torch path for
-    # large batches of wide MLPs, and wherever no kernel fits)
-    fused = any(heuristic_config(spec, b).strategy != "torch" for b in args.batches)
+    # large batches of wide MLPs, and wherever no kernel fits), over every bucket the module
+    # has (a run over some buckets keeps the others)
+    buckets = sorted(read_module(path)[1][DEFAULT_KEY])
+    fused = any(heuristic_config(spec, b).strategy != "torch" for b in buckets)
     summary = {
         "module": str(path),
         "spec": spec.to_dict(),
@@ -197,7 +206,7 @@ def cmd_generate(argv: list[str]) -> int:
     else:
         summary["tuned"] = False
         if fused:
-            check = interpreter_check(path, spec, args.batches)
+            check = interpreter_check(path, spec, buckets)
             summary["interpreter_check"] = check
             if not check.get("ok"):
                 log(f"mlpgen: the kernel failed its interpreter check: {check}")

@@ -203,3 +203,15 @@ def test_generating_again_for_fewer_buckets_keeps_the_modules_buckets(tmp_path):
     [path] = tmp_path.glob("mlp_*.py")
     _, tuned, _ = read_module(path)
     assert sorted(tuned["default"]) == sorted({*DEFAULT_BUCKETS, 16384, 100})
+
+
+def test_a_run_over_torch_path_buckets_of_a_fused_module_says_it_is_fused(tmp_path, capsys):
+    """Re-running over buckets whose default is the torch path (a large batch of a wide MLP)
+    on a module whose other buckets run kernels: the module is still fused, and mlpgen does
+    not say that no kernel fits."""
+    args = ["--widths", "2048,16", "--out", str(tmp_path), "--no-tune", "--json"]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main([*args, "--batches", "262144"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["fused"] is True and "torch path" not in err
