@@ -59,6 +59,53 @@ def plan_layers(spec: MLPSpec, config: KernelConfig) -> tuple[Layer, ...]:
     )
 
 
+ELEM_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
+# rowblock loads every weight tile first where its whole estimate stays within this many
+# registers per thread (holding them costs registers that larger tiles need otherwise)
+PREFETCH_REGS = 160
+
+
+def padded(width: int, chunk: int) -> int:
+    return sum(c.size for c in chunks_of(width, chunk))
+
+
+def live_activations(spec: MLPSpec, config: KernelConfig) -> int:
+    """The widest pair of padded widths a rowblock program holds at once: a layer's input and
+    the output it is building."""
+    return max(
+        padded(k, config.chunk) + padded(n, config.chunk)
+        for k, n in zip(spec.widths[:-1], spec.widths[1:])
+    )
+
+
+def weight_tile_bytes(spec: MLPSpec, config: KernelConfig) -> int:
+    """Bytes of every layer's weight tiles as rowblock loads them (chunks padded)."""
+    return ELEM_BYTES[spec.dtype] * sum(
+        sum(o.size for o in layer.out_chunks) * sum(c.size for c in layer.in_chunks)
+        for layer in plan_layers(spec, config)
+    )
+
+
+def rowblock_register_bytes(spec: MLPSpec, config: KernelConfig, prefetch: bool) -> int:
+    """Rough register bytes of a rowblock program: the widest live pair of activations (the
+    input of a layer and the output being built), one fp32 accumulator chunk and one weight
+    tile, or every layer's weight tiles where they are all loaded first (prefetch)."""
+    b = ELEM_BYTES[spec.dtype]
+    bytes_ = config.block_m * live_activations(spec, config) * b
+    bytes_ += config.block_m * config.chunk * 4
+    if prefetch:
+        return bytes_ + weight_tile_bytes(spec, config)
+    return bytes_ + config.chunk * config.chunk * b
+
+
+def prefetches(spec: MLPSpec, config: KernelConfig) -> bool:
+    """Whether rowblock loads every layer's weights (and biases) before its first dot: then a
+    program waits for memory once, not once per layer (no layer's weights depend on the layer
+    before), where that keeps it within PREFETCH_REGS registers per thread."""
+    threads = 32 * config.num_warps
+    return rowblock_register_bytes(spec, config, True) // (4 * threads) <= PREFETCH_REGS
+
+
 def dot_count(spec: MLPSpec, config: KernelConfig) -> int:
     """Unrolled tl.dot calls in the kernel: a proxy for compile time and code size."""
     return sum(len(x.in_chunks) * len(x.out_chunks) for x in plan_layers(spec, config))

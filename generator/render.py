@@ -11,7 +11,14 @@ import jinja2
 
 import mlpgen.templates
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.layout import plan_hidden_tiles, plan_layers, plan_split, plan_stream, plan_tiles
+from mlpgen.layout import (
+    plan_hidden_tiles,
+    plan_layers,
+    plan_split,
+    plan_stream,
+    plan_tiles,
+    prefetches,
+)
 from mlpgen.spec import KernelConfig, MLPSpec
 
 TEMPLATE_DIR = Path(mlpgen.templates.__file__).parent
@@ -86,6 +93,7 @@ def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
         macros=MACROS,
         packed=packed_activations(spec),
         group_m=GROUP_M,
+        prefetch=config.strategy == "rowblock" and prefetches(spec, config),
     )
 
 

@@ -7,7 +7,17 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from mlpgen.layout import MIN_DOT, chunks_of, dot_count, next_pow2
+from mlpgen.layout import (
+    ELEM_BYTES,
+    MIN_DOT,
+    chunks_of,
+    dot_count,
+    live_activations,
+    next_pow2,
+    padded,
+    prefetches,
+    rowblock_register_bytes,
+)
 from mlpgen.spec import KernelConfig, MLPSpec
 
 DEFAULT_BUCKETS = (1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144)
@@ -20,7 +30,6 @@ MAX_HELD_ACTIVATIONS = 96 * 1024
 MAX_REGS = 255  # per thread on NVIDIA GPUs
 REGISTER_FILE = 65536  # 32-bit registers per SM: one program's threads must fit in it
 MAX_SHARED = 99 * 1024  # opt-in shared memory per block on sm86/89; the tuner passes the GPU's
-ELEM_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
 
 # The search space: strategy -> {KernelConfig field: values}. A new strategy is one more entry
 # (plus its template, kernel_<strategy>.j2, and any feasibility rule it needs below).
@@ -123,27 +132,10 @@ def fusable(spec: MLPSpec) -> bool:
     return max(spec.widths) <= MAX_FUSED_WIDTH
 
 
-def padded(width: int, chunk: int) -> int:
-    return sum(c.size for c in chunks_of(width, chunk))
-
-
-def live_activations(spec: MLPSpec, config: KernelConfig) -> int:
-    """The widest pair of padded widths a rowblock program holds at once: a layer's input and
-    the output it is building."""
-    return max(
-        padded(k, config.chunk) + padded(n, config.chunk)
-        for k, n in zip(spec.widths[:-1], spec.widths[1:])
-    )
-
-
 def registers_per_thread(spec: MLPSpec, config: KernelConfig) -> int:
-    """Rough register estimate: the widest live pair of activations (the input of a layer and
-    the output being built), one fp32 accumulator chunk and one weight tile, spread over the
-    program's threads. Good enough to drop hopeless candidates, not to rank them."""
-    b = ELEM_BYTES[spec.dtype]
-    live = live_activations(spec, config)
-    bytes_ = config.block_m * live * b + config.block_m * config.chunk * 4
-    bytes_ += config.chunk * config.chunk * b
+    """Rough register estimate of a rowblock program (layout.rowblock_register_bytes), spread
+    over its threads. Good enough to drop hopeless candidates, not to rank them."""
+    bytes_ = rowblock_register_bytes(spec, config, prefetches(spec, config))
     return bytes_ // (4 * 32 * config.num_warps)
 
 

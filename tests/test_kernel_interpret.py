@@ -35,6 +35,21 @@ def run_configs(load_generated, spec, configs, m, with_module=False):
     return (errors, mod) if with_module else errors
 
 
+@pytest.fixture(params=[True, False], ids=["prefetch", "in-place"])
+def prefetch(request, monkeypatch):
+    """Both load orders of rowblock: every weight tile before the first dot (layout.prefetches,
+    where they fit in registers) and each where it is used."""
+    from mlpgen import layout
+
+    monkeypatch.setattr(layout, "PREFETCH_REGS", 1 << 30 if request.param else -1)
+    return request.param
+
+
+def assert_load_order(spec, config, prefetch):
+    comment = render_kernel(spec, config).splitlines()[2]
+    assert comment.endswith("prefetched") == prefetch, comment
+
+
 CASES = [
     # widths, act, out_act, dtype, bias, M, configs as (block_m, chunk)
     ((37, 10), "relu", "none", "fp32", True, 1, [(16, 16), (32, 64)]),
@@ -46,9 +61,12 @@ CASES = [
 
 
 @pytest.mark.parametrize("widths, act, out_act, dtype, bias, m, cfgs", CASES)
-def test_kernel_matches_reference(load_generated, widths, act, out_act, dtype, bias, m, cfgs):
+def test_kernel_matches_reference(
+    load_generated, prefetch, widths, act, out_act, dtype, bias, m, cfgs
+):
     spec = MLPSpec(widths, act=act, out_act=out_act, dtype=dtype, bias=bias)
     configs = [KernelConfig(block_m=b, chunk=c) for b, c in cfgs]
+    assert_load_order(spec, configs[0], prefetch)
     for err in run_configs(load_generated, spec, configs, m):
         assert err <= TOLERANCE[dtype]
 

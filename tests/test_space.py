@@ -233,3 +233,22 @@ def test_epilogue_strategy_only_where_cublaslt_computes_the_activation_exactly()
             assert KernelConfig(strategy="torch") in s
         if not ok:
             assert s.dropped_counts()["no epilogue"] == 1
+
+
+def test_rowblock_loads_its_weights_first_where_they_fit_in_registers():
+    """rowblock loads every weight tile before its first dot where its whole register
+    estimate stays within layout.PREFETCH_REGS, else each where it is used: never a reason to
+    drop a config (the estimate counts what the kernel holds)."""
+    from mlpgen.layout import prefetches
+    from mlpgen.render import render_kernel
+
+    deep = MLPSpec((64, 64, 64, 64, 64, 3))
+    small = KernelConfig(block_m=64, chunk=64, num_warps=4)  # the H200's winner from 64 rows
+    assert prefetches(deep, small)
+    assert "weights prefetched" in render_kernel(deep, small).splitlines()[2]
+    big = KernelConfig(block_m=16, chunk=128, num_warps=8)  # 512 KiB of weights
+    assert not prefetches(HEADLINE, big) and infeasible_reason(HEADLINE, big) is None
+    assert "prefetched" not in render_kernel(HEADLINE, big)
+    assert space.registers_per_thread(deep, small) > space.registers_per_thread(
+        deep, KernelConfig(block_m=64, chunk=64, num_warps=8)
+    )
