@@ -371,3 +371,8 @@ def test_calls_take_the_lane(load_generated, strategy):
         odd = torch.randn(m * 256 + 1, device="cuda", dtype=torch.float16)[1:].view(m, 256)
         assert rel_error(fused(odd), reference(spec, odd, w, b)) <= TOLERANCE["fp16"]
         assert len(taken) == (4 if launches_itself else 5)  # a plan lane takes it too
+        x = torch.randn(m, 256, device="cuda", dtype=torch.float16)
+        out = torch.full((m, 256), float("nan"), device="cuda", dtype=torch.float16)
+        assert fused(x, out=out) is out  # out=: the lane writes into it
+        assert len(taken) == (5 if launches_itself else 6)
+        assert rel_error(out, reference(spec, x, w, b)) <= TOLERANCE["fp16"]

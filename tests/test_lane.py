@@ -72,6 +72,23 @@ def test_the_lane_launches_with_every_address_in_order(laned):
     torch.testing.assert_close(y2, y)
 
 
+def test_the_lane_launches_into_out(laned):
+    """out=: the lane passes out's address as y's and returns out (leading dims: a view of
+    it); an out the lane cannot take (another shape) goes to the general path, which says why."""
+    mod, fused, fake = laned
+    x = torch.randn(M, 20)
+    out = torch.full((M, 7), float("nan"))
+    with torch.no_grad():
+        assert fused(x, out=out) is out
+        deep = torch.full((1, M, 7), float("nan"))
+        assert fused(x.view(1, M, 20), out=deep) is deep
+        with pytest.raises(ValueError, match="of shape"):
+            fused(x, out=torch.empty(M, 8))
+    assert [call[10] for call in fake.calls] == [out.data_ptr(), deep.data_ptr()]
+    torch.testing.assert_close(out, mod.reference(x, *weights_biases(fused)))
+    torch.testing.assert_close(deep[0], out)
+
+
 def weights_biases(fused):
     return [lin.weight.detach() for lin in fused.linears], [
         lin.bias.detach() for lin in fused.linears
@@ -192,11 +209,14 @@ def test_other_strategies_get_a_lane_that_runs_their_plan(load_generated, monkey
     real = mod._execute
     monkeypatch.setattr(mod, "_execute", lambda *a, **kw: ran.append(a[0]) or real(*a, **kw))
     fused = mod.FusedMLP()
+    out = torch.full((M, 7), float("nan"))
     with torch.no_grad():
         y = fused(x)
-    assert ran == [plan]
+        assert fused(x, out=out) is out  # written by the plan (its last launch or a copy)
+    assert ran == [plan, plan]
     w, b = weights_biases(fused)
     torch.testing.assert_close(y, mod.reference(x, w, b), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(out, y)
 
 
 def test_a_lane_waits_for_its_aligned_kernel(load_generated, monkeypatch):

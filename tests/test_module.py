@@ -364,3 +364,51 @@ def test_tma_kernels_get_an_allocator_only_where_none_is_set(load_generated):
     shifted = torch.zeros(8 * 40 + 1, dtype=torch.float16)[1:].view(8, 40)
     null = _allocation._NULL_ALLOCATOR
     assert in_fresh_context(null, shifted) == (False, null)
+
+
+@pytest.mark.interpret
+def test_out_receives_the_result_without_a_new_tensor(gelu_mod, monkeypatch):
+    """out=: the kernel writes y into the caller's tensor (leading dims too) and the call
+    returns that tensor; nothing else is allocated for y."""
+    fused = gelu_mod.FusedMLP()
+    x = torch.randn(2, 21, 20)
+    want = gelu_mod.reference(x.view(-1, 20), *weights_of(fused)).view(2, 21, 7)
+    out = torch.full((2, 21, 7), float("nan"))
+    second = out[1]
+    outputs = []  # the y argument of every kernel launch
+    real = gelu_mod._run
+
+    def run(kernel, grid, args, *rest, **kw):
+        outputs.append(args[1].data_ptr())
+        return real(kernel, grid, args, *rest, **kw)
+
+    monkeypatch.setattr(gelu_mod, "_run", run)
+    with torch.no_grad():
+        assert fused(x, out=out) is out
+        torch.testing.assert_close(out, want, atol=1e-4, rtol=1e-4)
+        second.fill_(float("nan"))
+        assert gelu_mod.mlp(x[1], *weights_of(fused), out=second) is second
+    assert outputs == [out.data_ptr(), second.data_ptr()]
+    torch.testing.assert_close(out, want, atol=1e-4, rtol=1e-4)
+
+
+def test_out_is_checked(gelu_mod):
+    """A wrong out= is refused with what it should be; with a gradient needed it is refused
+    like torch's out= arguments; under no_grad the parameters' requires_grad is no matter."""
+    fused = gelu_mod.FusedMLP()
+    x = torch.randn(5, 20)
+    with torch.no_grad():
+        with pytest.raises(ValueError, match=r"a torch.float32 tensor of shape \[5, 7\]"):
+            fused(x, out=torch.empty(5, 8))
+        with pytest.raises(ValueError, match="of shape"):
+            fused(x, out=torch.empty(5, 7, dtype=torch.float64))
+        with pytest.raises(ValueError, match="contiguous"):
+            fused(x, out=torch.empty(7, 5).t())
+        with pytest.raises(TypeError, match="out must be a tensor"):
+            fused(x, out=[0.0] * 35)
+    out = torch.empty(5, 7)
+    with pytest.raises(RuntimeError, match="does not support automatic differentiation"):
+        fused(x, out=out)  # the parameters require grad
+    with torch.no_grad():
+        assert fused(x, out=out) is out
+    torch.testing.assert_close(out, gelu_mod.reference(x, *weights_of(fused)), atol=1e-4, rtol=1e-4)
