@@ -66,7 +66,5 @@ def main(out: Path) -> int:
     return 0
 
 
-
-
 if __name__ == "__main__":
     sys.exit(main(Path(sys.argv[1])))
