@@ -96,11 +96,13 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
     },
     "chain": {
         # the H200 probe (BENCHMARKS.md, eighth session) ran layered's 64 x 64 x 64 tile with 4
-        # warps; 32-row and 32-column tiles give the few hundred rows more programs
-        "block_m": (32, 64),
-        "block_n": (32, 64),
-        "block_k": (64,),
-        "num_warps": (4,),
+        # warps; 32-row and 32-column tiles give the few hundred rows more programs. At 64 rows
+        # (ninth session, run59) 16 x 16 tiles with block_k 128 and 2 or 4 warps took 4.70 us
+        # against split's 5.82: small tiles spread a small batch's weights over many SMs
+        "block_m": (16, 32, 64),
+        "block_n": (16, 32, 64),
+        "block_k": (64, 128),
+        "num_warps": (2, 4),
         "num_stages": (3,),
     },
     "epilogue": {},  # cuBLAS GEMMs with cuBLASLt's bias+activation epilogue: no fields
@@ -115,9 +117,10 @@ SPLIT_MAX_BUCKET = 4096
 # memory traffic, which small batches do not have: smaller buckets do not time it
 LAYERED_MIN_BUCKET = 1024
 # chain saves the gap between its launches, which matters where the kernels are short: in the
-# H200 probe it beat two plain launches at 256 and 1024 rows and lost at 4096 (BENCHMARKS.md);
-# the tuner times it from 256 up to 4096 and decides
-CHAIN_BUCKETS = (256, 4096)
+# H200 probe it beat two plain launches at 256 and 1024 rows and lost at 4096, at 64 rows it
+# took 0.81x split's GPU time and at 1 row tied with it (BENCHMARKS.md); the tuner times it from
+# 16 up to 4096 rows and decides
+CHAIN_BUCKETS = (16, 4096)
 # strategies whose chunk pads narrow widths (chunks_of)
 CHUNK_PADDED = ("rowblock", "stream", "stream_tma")
 # stream_tma's 128-row tiles and descriptor setup pay off at large batches only (on the H200
