@@ -580,24 +580,36 @@ class BucketResult:
     measured: int
 
 
+# strategies whose calls take the same path: the generated module's kernel lane, one launch of
+# one compiled kernel given the tensors' addresses (the workspace's too); the others (the torch
+# path, cuBLASLt's epilogue, several launches, TMA descriptors) each have a path of their own
+KERNEL_LANE = ("rowblock", "stream", "persist", "split")
+
+
+def launch_path(config: KernelConfig) -> str:
+    return "kernel lane" if config.strategy in KERNEL_LANE else config.strategy
+
+
 def launch_floors(records: Sequence[tuple[KernelConfig, Measurement]]) -> dict[str, float]:
-    """Per strategy, the least host time measured in a bucket. Host time is the cost of the
-    launch path, which every config of a strategy shares (tiles and warps do not change it), so
-    the spread between one strategy's configs is noise: 17-23 us for one launcher in one H200
-    run (BENCHMARKS.md). Scoring each config with its strategy's least keeps that noise from
-    deciding between configs that differ only in GPU time."""
+    """Per launch path (launch_path), the least host time measured in a bucket. Host time is
+    the cost of the launch path, which every config on it shares (strategies, tiles and warps
+    do not change it), so the spread between those configs is noise: 17-23 us for one launcher
+    in one H200 run (BENCHMARKS.md); in run59's exhaustive tune at 16 rows the least of one
+    strategy was 10.7 us, of another on the same lane 15.2. Scoring each config with its
+    path's least keeps that noise from deciding between configs that differ in GPU time."""
     floors: dict[str, float] = {}
     for c, m in records:
         if m.ok and m.host_us is not None:
-            floors[c.strategy] = min(floors.get(c.strategy, math.inf), m.host_us)
+            path = launch_path(c)
+            floors[path] = min(floors.get(path, math.inf), m.host_us)
     return floors
 
 
 def pooled_score(config: KernelConfig, m: Measurement, floors: dict[str, float]) -> float:
-    """m's score with its strategy's launch floor in place of its own host time."""
+    """m's score with its launch path's floor in place of its own host time."""
     if m.host_us is None:
         return m.us
-    return max(m.us, floors.get(config.strategy, m.host_us))
+    return max(m.us, floors.get(launch_path(config), m.host_us))
 
 
 def pick_winner(records: Sequence[tuple[KernelConfig, Measurement]]):

@@ -483,7 +483,7 @@ def test_search_through_a_worker_process_survives_hangs_and_crashes(tmp_path):
 
 def test_pick_winner_breaks_host_bound_ties_by_gpu_time():
     a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
-    c = KernelConfig("stream", block_m=16, block_n=32, chunk=64, num_stages=3)
+    c = KernelConfig("layered", block_m=64, block_n=64, block_k=64, num_stages=3)
     records = [
         (a, Measurement("ok", us=9.0, host_us=18.0)),
         (b, Measurement("ok", us=6.0, host_us=18.2)),  # within 2%: the GPU is less busy
@@ -494,20 +494,25 @@ def test_pick_winner_breaks_host_bound_ties_by_gpu_time():
     assert pick_winner(records[3:]) is None
 
 
-def test_host_time_is_pooled_per_strategy():
-    """Configs of one strategy share a launch path: one config's unlucky host time (25 us
-    against its siblings' 18) does not hide its GPU time; another strategy keeps its own."""
+def test_host_time_is_pooled_per_launch_path():
+    """Configs on one launch path share its cost: one config's unlucky host time (25 us
+    against 18 on the same path) does not hide its GPU time, whether it is of the same
+    strategy or of another on the kernel lane (rowblock, stream, persist, split: one launch of
+    one compiled kernel); a strategy with a path of its own (layered's launches) keeps its own."""
     a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
-    c = KernelConfig("stream", block_m=16, block_n=32, chunk=64, num_stages=3)
+    s = KernelConfig("split", block_m=16, chunk=32, block_n=256, block_k=128)
+    c = KernelConfig("layered", block_m=64, block_n=64, block_k=64, num_stages=3)
     records = [
         (a, Measurement("ok", us=9.0, host_us=18.0)),
-        (b, Measurement("ok", us=5.0, host_us=25.0)),
+        (b, Measurement("ok", us=6.0, host_us=25.0)),
+        (s, Measurement("ok", us=5.0, host_us=24.0)),  # another strategy on the kernel lane
         (c, Measurement("ok", us=4.0, host_us=25.0)),
         (KernelConfig(strategy="torch"), Measurement("ok", us=30.0)),  # no host time: GPU bound
     ]
-    assert launch_floors(records) == {"rowblock": 18.0, "stream": 25.0}
-    assert [pooled_score(cf, m, launch_floors(records)) for cf, m in records] == [18, 18, 25, 30]
-    assert pick_winner(records)[0] == b
+    assert launch_floors(records) == {"kernel lane": 18.0, "layered": 25.0}
+    scores = [pooled_score(cf, m, launch_floors(records)) for cf, m in records]
+    assert scores == [18, 18, 18, 25, 30]
+    assert pick_winner(records)[0] == s
 
 
 def test_tune_writes_winners_provenance_and_trial_log_and_merges_gpus(tmp_path):
@@ -712,10 +717,10 @@ def test_a_separate_cuda_graph_winner_when_gpu_time_and_score_disagree(tmp_path)
     from mlpgen.tune import BucketResult, pick_graph_winner, winners_table
 
     cheap = KernelConfig("stream", block_m=16, block_n=64, chunk=64, num_stages=3)
-    fast = KernelConfig("split", block_m=16, chunk=32, block_n=256, block_k=128)
+    fast = KernelConfig("chain", block_m=16, block_n=16, block_k=128, num_warps=2)
     records = [
         (cheap, Measurement("ok", us=11.7, host_us=15.0)),
-        (fast, Measurement("ok", us=4.1, host_us=17.5)),  # 17% dearer launch: outside the tie
+        (fast, Measurement("ok", us=4.1, host_us=28.0)),  # two launches: outside the tie
         (TORCH, Measurement("ok", us=8.3, host_us=40.0)),
     ]
     winner = pick_winner(records)
