@@ -594,7 +594,7 @@ def launch_floors(records: Sequence[tuple[KernelConfig, Measurement]]) -> dict[s
     """Per launch path (launch_path), the least host time measured in a bucket. Host time is
     the cost of the launch path, which every config on it shares (strategies, tiles and warps
     do not change it), so the spread between those configs is noise: 17-23 us for one launcher
-    in one H200 run (BENCHMARKS.md); in run59's exhaustive tune at 16 rows the least of one
+    in one H200 run (BENCHMARKS.md); in run60's exhaustive tune at 16 rows the least of one
     strategy was 10.7 us, of another on the same lane 15.2. Scoring each config with its
     path's least keeps that noise from deciding between configs that differ in GPU time."""
     floors: dict[str, float] = {}
