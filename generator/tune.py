@@ -594,8 +594,8 @@ def launch_floors(records: Sequence[tuple[KernelConfig, Measurement]]) -> dict[s
     """Per launch path (launch_path), the least host time measured in a bucket. Host time is
     the cost of the launch path, which every config on it shares (strategies, tiles and warps
     do not change it), so the spread between those configs is noise: 17-23 us for one launcher
-    in one H200 run (BENCHMARKS.md); in run60's exhaustive tune at 16 rows the least of one
-    strategy was 10.7 us, of another on the same lane 15.2. Scoring each config with its
+    in one H200 run (BENCHMARKS.md); in run60's exhaustive tune at 16 rows stream's least was
+    13.7 us, split's on the same lane 15.2. Scoring each config with its
     path's least keeps that noise from deciding between configs that differ in GPU time."""
     floors: dict[str, float] = {}
     for c, m in records:
