@@ -84,6 +84,9 @@ def test_the_lane_launches_into_out(laned):
         assert fused(x.view(1, M, 20), out=deep) is deep
         with pytest.raises(ValueError, match="of shape"):
             fused(x, out=torch.empty(M, 8))
+        inside = torch.randn(M * 20)  # an out in the input's own memory
+        with pytest.raises(ValueError, match="must not share memory"):
+            fused(inside.view(M, 20), out=inside[20 : 20 + M * 7].view(M, 7))
     assert [call[10] for call in fake.calls] == [out.data_ptr(), deep.data_ptr()]
     torch.testing.assert_close(out, mod.reference(x, *weights_biases(fused)))
     torch.testing.assert_close(deep[0], out)

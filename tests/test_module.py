@@ -392,9 +392,11 @@ def test_out_receives_the_result_without_a_new_tensor(gelu_mod, monkeypatch):
     torch.testing.assert_close(out, want, atol=1e-4, rtol=1e-4)
 
 
-def test_out_is_checked(gelu_mod):
-    """A wrong out= is refused with what it should be; with a gradient needed it is refused
-    like torch's out= arguments; under no_grad the parameters' requires_grad is no matter."""
+def test_out_is_checked(gelu_mod, load_generated):
+    """A wrong out= is refused with what it should be (an out overlapping the input too: the
+    kernels read x while they write y); with a gradient needed it is refused like torch's out=
+    arguments; under no_grad the parameters' requires_grad is no matter."""
+    square_mod, _ = load_generated(MLPSpec((7, 9, 7), dtype="fp32"))
     fused = gelu_mod.FusedMLP()
     x = torch.randn(5, 20)
     with torch.no_grad():
@@ -406,6 +408,11 @@ def test_out_is_checked(gelu_mod):
             fused(x, out=torch.empty(7, 5).t())
         with pytest.raises(TypeError, match="out must be a tensor"):
             fused(x, out=[0.0] * 35)
+        square = torch.randn(5, 7)  # an out that is the input (or a view of its memory)
+        with pytest.raises(ValueError, match="must not share memory with the input"):
+            square_mod.FusedMLP()(square, out=square)
+        with pytest.raises(ValueError, match="must not share memory with the input"):
+            square_mod.FusedMLP()(square[:3], out=square[2:])
     out = torch.empty(5, 7)
     with pytest.raises(RuntimeError, match="does not support automatic differentiation"):
         fused(x, out=out)  # the parameters require grad
