@@ -321,3 +321,25 @@ def test_packed_fp16_activations_on_the_gpu(load_generated, act):
     exact = ACTIVATIONS[act].torch_fn(x)
     bound = 2**-8 * torch.maximum(exact.abs(), 0.5 * x.abs()) + 2**-11
     assert ((y.double() - exact).abs() <= bound).all()
+
+
+SHIPPED = sorted((Path(__file__).resolve().parents[1] / "tuned").glob("mlp_*.py"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_winners_for_this_gpu_are_correct(path):
+    """Every config a shipped module dispatches to on this GPU (its call and CUDA-graph
+    winners) against the fp32 reference, on fresh inputs at 37 rows and at the bucket's rows
+    (capped at 4099: the tiles do not depend on M past the grid) -- bf16 ones included, which
+    the interpreter cannot check (tests/test_shipped.py)."""
+    mod = load_module(path)
+    spec = MLPSpec.from_dict(mod.SPEC)
+    table = mod.TUNED.get(mod.gpu_key())
+    if table is None:
+        pytest.skip(f"{path.stem} is not tuned for this GPU")
+    for bucket, cell in table.items():
+        for c in [cell] + [graph_cell(cell)] * ("graph_strategy" in cell):
+            for m in sorted({37, min(bucket, 4099)}):
+                x, w, b = random_problem(spec, m, device="cuda")
+                err = rel_error(mod._launch(x, w, b, c), reference(spec, x, w, b))
+                assert err <= TOLERANCE[spec.dtype], (bucket, c["strategy"], c.get("kernel"), m)
