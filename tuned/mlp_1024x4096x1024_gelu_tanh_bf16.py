@@ -38,11 +38,11 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 67.735, "eager_us": 13.083, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "epilogue", "graph_us": 11.475, "host_us": 18.758, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 17.941},
-        64: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 128, "eager_host_us": 70.3, "eager_us": 14.364, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "epilogue", "graph_us": 12.819, "host_us": 23.202, "kernel": "_k_split_m16_c128_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 21.486},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 43.25, "eager_us": 35.904, "graph_block_k": 64, "graph_block_m": 128, "graph_block_n": 128, "graph_chunk": 64, "graph_kernel": "_k_layered_m128_n128_k64", "graph_num_stages": 3, "graph_num_warps": 8, "graph_strategy": "layered", "graph_us": 31.818, "host_us": 43.25, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "torch", "us": 35.904},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 494.704, "eager_us": 504.138, "host_us": 442.233, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 385.664},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 7971.477, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 7031.744},
+        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 74.985, "eager_us": 13.219, "host_us": 17.41, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 11.514},
+        64: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 128, "eager_host_us": 298.642, "eager_us": 14.414, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "epilogue", "graph_us": 12.816, "host_us": 22.743, "kernel": "_k_split_m16_c128_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 21.875},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 52.45, "eager_us": 36.473, "host_us": 39.796, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 31.243},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 499.704, "eager_us": 499.148, "host_us": 440.495, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 440.186},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 8105.19, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 7214.602},
     },
     "default": {
         1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split"},
@@ -54,7 +54,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"compile_seconds": 23.5, "cuda": "13.0", "date": "2026-11-30T00:27:54", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 38, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 60.0, "torch": "2.11.0+cu130", "trials": 8, "triton": "3.6.0", "tuning_seconds": 38.8, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 64, 1024, 16384, 262144], "compile_seconds": 26.7, "cuda": "13.0", "date": "2026-11-30T14:16:33", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 59, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 90.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 63.6, "workers": 1},
 }
 
 
@@ -117,100 +117,6 @@ def _gelu(x):
 
 # what gpu_key swaps in on GPUs before sm_80, which lack the packed helpers' min.f16x2
 _PACKED_EXACT = {}  # no packed fp16 helpers (bf16, gelu_tanh)
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_layered_m128_n128_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # layered layer 0: 1024 -> 4096, gelu_tanh; BLOCK_M=128, BLOCK_N=128, BLOCK_K=64
-    pid = tl.program_id(0)
-    m_tiles = tl.cdiv(M, 128)
-    group = pid // 256
-    first = group * 8
-    rows_in_group = tl.minimum(m_tiles - first, 8)
-    local = pid % 256
-    rows = ((first + local % rows_in_group) * 128 + tl.arange(0, 128)).to(tl.int64)
-    cols = (local // rows_in_group) * 128 + tl.arange(0, 128)
-    acc = tl.zeros((128, 128), dtype=tl.float32)
-    for k0 in range(0, 1024, 64):
-        ks = k0 + tl.arange(0, 64)
-        a = tl.load(
-            x_ptr + rows[:, None] * 1024 + ks[None, :],
-            mask=(rows[:, None] < M),
-            other=0.0,
-        )
-        w = tl.load(
-            w_ptr + cols[:, None] * 1024 + ks[None, :],
-        )
-        acc = tl.dot(a, tl.trans(w), acc)
-    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 4096 + cols[None, :],
-        (0.5 * acc * (1.0 + _tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)))).to(tl.bfloat16),
-        mask=(rows[:, None] < M),
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_persist_m16_n32_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
-    # persist: BLOCK_M=16, BLOCK_N=32, BLOCK_K=64
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    m_tiles = tl.cdiv(M, 16)
-    # layer 0: 1024 -> 4096, gelu_tanh
-    for t in range(pid, m_tiles * 128, nprog):
-        rows = ((t // 128) * 16 + tl.arange(0, 16)).to(tl.int64)
-        cols = (t % 128) * 32 + tl.arange(0, 32)
-        acc = tl.zeros((16, 32), dtype=tl.float32)
-        for k0 in range(0, 1024, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                x_ptr + rows[:, None] * 1024 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-            )
-            w = tl.load(
-                w0_ptr + cols[:, None] * 1024 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
-        tl.store(
-            h1_ptr + rows[:, None] * 4096 + cols[None, :],
-            (0.5 * acc * (1.0 + _tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)))).to(tl.bfloat16),
-            mask=(rows[:, None] < M),
-        )
-    # grid barrier 0: every program's stores of layer 0 are visible
-    tl.debug_barrier()
-    tl.atomic_add(sync_ptr, 1, sem="release")
-    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 1:
-        pass
-    tl.debug_barrier()
-    # past the last barrier: the last program out resets the counters for the next launch
-    if tl.atomic_add(sync_ptr + 1, 1, sem="acq_rel") == nprog - 1:
-        tl.atomic_xchg(sync_ptr, 0)
-        tl.atomic_xchg(sync_ptr + 1, 0)
-    # layer 1: 4096 -> 1024, none
-    for t in range(pid, m_tiles * 32, nprog):
-        rows = ((t // 32) * 16 + tl.arange(0, 16)).to(tl.int64)
-        cols = (t % 32) * 32 + tl.arange(0, 32)
-        acc = tl.zeros((16, 32), dtype=tl.float32)
-        for k0 in range(0, 4096, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                h1_ptr + rows[:, None] * 4096 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
-            )
-            w = tl.load(
-                w1_ptr + cols[:, None] * 4096 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
-        tl.store(
-            y_ptr + rows[:, None] * 1024 + cols[None, :],
-            acc.to(tl.bfloat16),
-            mask=(rows[:, None] < M),
-        )
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -503,8 +409,6 @@ def _k_split_m16_c32_n256_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc
 
 
 KERNELS = {
-    "_k_layered_m128_n128_k64_l0": _k_layered_m128_n128_k64_l0,
-    "_k_persist_m16_n32_k64": _k_persist_m16_n32_k64,
     "_k_split_m16_c128_n128_k128": _k_split_m16_c128_n128_k128,
     "_k_split_m16_c128_n256_k128": _k_split_m16_c128_n256_k128,
     "_k_split_m16_c32_n256_k128": _k_split_m16_c32_n256_k128,

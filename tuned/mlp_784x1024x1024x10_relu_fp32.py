@@ -38,11 +38,11 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 80.811, "eager_us": 15.333, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "epilogue", "graph_us": 12.483, "host_us": 41.701, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 16.062},
-        64: {"block_k": 64, "block_m": 32, "block_n": 32, "chunk": 64, "eager_host_us": 103.007, "eager_us": 76.666, "host_us": 43.326, "kernel": "_k_persist_m32_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 19.854},
-        1024: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 64, "eager_host_us": 124.277, "eager_us": 119.847, "host_us": 42.838, "kernel": "_k_persist_m128_n64_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 39.363},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 1344.17, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 344.654},
-        262144: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 21016.023, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 5937.066},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 109.089, "eager_us": 15.458, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "epilogue", "graph_us": 12.296, "host_us": 18.126, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 16.029},
+        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 116.936, "eager_us": 76.65, "host_us": 19.143, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 17.358},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 133.726, "eager_us": 120.511, "host_us": 38.518, "kernel": "_k_persist_m64_n128_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 37.59},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 1354.558, "eager_us": 1345.96, "host_us": 309.045, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 301.656},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 21167.007, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 4807.069},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist"},
@@ -54,7 +54,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"compile_seconds": 76.2, "cuda": "13.0", "date": "2026-11-29T22:49:07", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 40, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 150.0, "torch": "2.11.0+cu130", "trials": 8, "triton": "3.6.0", "tuning_seconds": 37.0, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 64, 1024, 16384, 262144], "compile_seconds": 20.1, "cuda": "13.0", "date": "2026-11-30T14:14:49", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 74, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 100.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 64.1, "workers": 1},
 }
 
 
@@ -193,102 +193,6 @@ def _k_persist_m128_n128_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, w2_pt
         rows = ((t // 1) * 128 + tl.arange(0, 128)).to(tl.int64)
         cols = (t % 1) * 128 + tl.arange(0, 128)
         acc = tl.zeros((128, 128), dtype=tl.float32)
-        for k0 in range(0, 1024, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                h2_ptr + rows[:, None] * 1024 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
-            )
-            w = tl.load(
-                w2_ptr + cols[:, None] * 1024 + ks[None, :],
-                mask=(cols[:, None] < 10),
-                other=0.0,
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b2_ptr + cols, mask=cols < 10, other=0.0).to(tl.float32)[None, :]
-        tl.store(
-            y_ptr + rows[:, None] * 10 + cols[None, :],
-            acc.to(tl.float32),
-            mask=(rows[:, None] < M) & (cols[None, :] < 10),
-        )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_persist_m128_n64_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, w2_ptr, b2_ptr, h1_ptr, h2_ptr, sync_ptr, M):
-    # persist: BLOCK_M=128, BLOCK_N=64, BLOCK_K=64
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    m_tiles = tl.cdiv(M, 128)
-    # layer 0: 784 -> 1024, relu
-    for t in range(pid, m_tiles * 16, nprog):
-        rows = ((t // 16) * 128 + tl.arange(0, 128)).to(tl.int64)
-        cols = (t % 16) * 64 + tl.arange(0, 64)
-        acc = tl.zeros((128, 64), dtype=tl.float32)
-        for k0 in range(0, 784, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                x_ptr + rows[:, None] * 784 + ks[None, :],
-                mask=(rows[:, None] < M) & (ks[None, :] < 784),
-                other=0.0,
-            )
-            w = tl.load(
-                w0_ptr + cols[:, None] * 784 + ks[None, :],
-                mask=(ks[None, :] < 784),
-                other=0.0,
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
-        tl.store(
-            h1_ptr + rows[:, None] * 1024 + cols[None, :],
-            (tl.maximum(acc, 0.0)).to(tl.float32),
-            mask=(rows[:, None] < M),
-        )
-    # grid barrier 0: every program's stores of layer 0 are visible
-    tl.debug_barrier()
-    tl.atomic_add(sync_ptr, 1, sem="release")
-    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 1:
-        pass
-    tl.debug_barrier()
-    # layer 1: 1024 -> 1024, relu
-    for t in range(pid, m_tiles * 16, nprog):
-        rows = ((t // 16) * 128 + tl.arange(0, 128)).to(tl.int64)
-        cols = (t % 16) * 64 + tl.arange(0, 64)
-        acc = tl.zeros((128, 64), dtype=tl.float32)
-        for k0 in range(0, 1024, 64):
-            ks = k0 + tl.arange(0, 64)
-            a = tl.load(
-                h1_ptr + rows[:, None] * 1024 + ks[None, :],
-                mask=(rows[:, None] < M),
-                other=0.0,
-                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
-            )
-            w = tl.load(
-                w1_ptr + cols[:, None] * 1024 + ks[None, :],
-            )
-            acc = tl.dot(a, tl.trans(w), acc)
-        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
-        tl.store(
-            h2_ptr + rows[:, None] * 1024 + cols[None, :],
-            (tl.maximum(acc, 0.0)).to(tl.float32),
-            mask=(rows[:, None] < M),
-        )
-    # grid barrier 1: every program's stores of layer 1 are visible
-    tl.debug_barrier()
-    tl.atomic_add(sync_ptr, 1, sem="release")
-    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 2:
-        pass
-    tl.debug_barrier()
-    # past the last barrier: the last program out resets the counters for the next launch
-    if tl.atomic_add(sync_ptr + 1, 1, sem="acq_rel") == nprog - 1:
-        tl.atomic_xchg(sync_ptr, 0)
-        tl.atomic_xchg(sync_ptr + 1, 0)
-    # layer 2: 1024 -> 10, none
-    for t in range(pid, m_tiles * 1, nprog):
-        rows = ((t // 1) * 128 + tl.arange(0, 128)).to(tl.int64)
-        cols = (t % 1) * 64 + tl.arange(0, 64)
-        acc = tl.zeros((128, 64), dtype=tl.float32)
         for k0 in range(0, 1024, 64):
             ks = k0 + tl.arange(0, 64)
             a = tl.load(
@@ -504,6 +408,102 @@ def _k_persist_m32_n32_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, w2_ptr,
 
 
 @triton.jit(do_not_specialize=["M"])
+def _k_persist_m64_n128_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, w2_ptr, b2_ptr, h1_ptr, h2_ptr, sync_ptr, M):
+    # persist: BLOCK_M=64, BLOCK_N=128, BLOCK_K=64
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    m_tiles = tl.cdiv(M, 64)
+    # layer 0: 784 -> 1024, relu
+    for t in range(pid, m_tiles * 8, nprog):
+        rows = ((t // 8) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 8) * 128 + tl.arange(0, 128)
+        acc = tl.zeros((64, 128), dtype=tl.float32)
+        for k0 in range(0, 784, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                x_ptr + rows[:, None] * 784 + ks[None, :],
+                mask=(rows[:, None] < M) & (ks[None, :] < 784),
+                other=0.0,
+            )
+            w = tl.load(
+                w0_ptr + cols[:, None] * 784 + ks[None, :],
+                mask=(ks[None, :] < 784),
+                other=0.0,
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
+        tl.store(
+            h1_ptr + rows[:, None] * 1024 + cols[None, :],
+            (tl.maximum(acc, 0.0)).to(tl.float32),
+            mask=(rows[:, None] < M),
+        )
+    # grid barrier 0: every program's stores of layer 0 are visible
+    tl.debug_barrier()
+    tl.atomic_add(sync_ptr, 1, sem="release")
+    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 1:
+        pass
+    tl.debug_barrier()
+    # layer 1: 1024 -> 1024, relu
+    for t in range(pid, m_tiles * 8, nprog):
+        rows = ((t // 8) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 8) * 128 + tl.arange(0, 128)
+        acc = tl.zeros((64, 128), dtype=tl.float32)
+        for k0 in range(0, 1024, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                h1_ptr + rows[:, None] * 1024 + ks[None, :],
+                mask=(rows[:, None] < M),
+                other=0.0,
+                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
+            )
+            w = tl.load(
+                w1_ptr + cols[:, None] * 1024 + ks[None, :],
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
+        tl.store(
+            h2_ptr + rows[:, None] * 1024 + cols[None, :],
+            (tl.maximum(acc, 0.0)).to(tl.float32),
+            mask=(rows[:, None] < M),
+        )
+    # grid barrier 1: every program's stores of layer 1 are visible
+    tl.debug_barrier()
+    tl.atomic_add(sync_ptr, 1, sem="release")
+    while tl.atomic_add(sync_ptr, 0, sem="acquire") < nprog * 2:
+        pass
+    tl.debug_barrier()
+    # past the last barrier: the last program out resets the counters for the next launch
+    if tl.atomic_add(sync_ptr + 1, 1, sem="acq_rel") == nprog - 1:
+        tl.atomic_xchg(sync_ptr, 0)
+        tl.atomic_xchg(sync_ptr + 1, 0)
+    # layer 2: 1024 -> 10, none
+    for t in range(pid, m_tiles * 1, nprog):
+        rows = ((t // 1) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 1) * 128 + tl.arange(0, 128)
+        acc = tl.zeros((64, 128), dtype=tl.float32)
+        for k0 in range(0, 1024, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                h2_ptr + rows[:, None] * 1024 + ks[None, :],
+                mask=(rows[:, None] < M),
+                other=0.0,
+                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
+            )
+            w = tl.load(
+                w2_ptr + cols[:, None] * 1024 + ks[None, :],
+                mask=(cols[:, None] < 10),
+                other=0.0,
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b2_ptr + cols, mask=cols < 10, other=0.0).to(tl.float32)[None, :]
+        tl.store(
+            y_ptr + rows[:, None] * 10 + cols[None, :],
+            acc.to(tl.float32),
+            mask=(rows[:, None] < M) & (cols[None, :] < 10),
+        )
+
+
+@triton.jit(do_not_specialize=["M"])
 def _k_persist_m64_n32_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, w2_ptr, b2_ptr, h1_ptr, h2_ptr, sync_ptr, M):
     # persist: BLOCK_M=64, BLOCK_N=32, BLOCK_K=64
     pid = tl.program_id(0)
@@ -601,9 +601,9 @@ def _k_persist_m64_n32_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, w2_ptr,
 
 KERNELS = {
     "_k_persist_m128_n128_k64": _k_persist_m128_n128_k64,
-    "_k_persist_m128_n64_k64": _k_persist_m128_n64_k64,
     "_k_persist_m16_n32_k64": _k_persist_m16_n32_k64,
     "_k_persist_m32_n32_k64": _k_persist_m32_n32_k64,
+    "_k_persist_m64_n128_k64": _k_persist_m64_n128_k64,
     "_k_persist_m64_n32_k64": _k_persist_m64_n32_k64,
 }
 
