@@ -330,7 +330,7 @@ SHIPPED = sorted((Path(__file__).resolve().parents[1] / "tuned").glob("mlp_*.py"
 def test_shipped_winners_for_this_gpu_are_correct(path):
     """Every config a shipped module dispatches to on this GPU (its call and CUDA-graph
     winners) against the fp32 reference, on fresh inputs at 37 rows and at the bucket's rows
-    (capped at 4099: the tiles do not depend on M past the grid) -- bf16 ones included, which
+    (capped at 4099: past that only the grid grows) -- bf16 ones included, which
     the interpreter cannot check (tests/test_shipped.py)."""
     mod = load_module(path)
     spec = MLPSpec.from_dict(mod.SPEC)
