@@ -239,6 +239,53 @@ def test_cpu_without_interpreter_takes_reference(load_generated, monkeypatch):
     torch.testing.assert_close(fused(x), mod.reference(x, *weights_of(fused)))
 
 
+def test_call_leaves_to_nn_module_only_what_it_does_besides_forward(load_generated, monkeypatch):
+    """FusedMLP(x) calls forward itself where nn.Module.__call__ would only call it, and hands
+    everything else to nn.Module: this module's hooks (pre-hooks seeing the arguments as given),
+    hooks registered for every module, torch.jit tracing, module.compile()."""
+    mod, _ = load_generated(MLPSpec((8, 16, 4), dtype="fp32"))
+    monkeypatch.setattr(mod, "_INTERPRET", False)  # the torch path: no kernel on the CPU
+    fused = mod.FusedMLP()
+    x = torch.randn(5, 8)
+    want = mod.reference(x, *weights_of(fused))
+    through = []  # modules that went through nn.Module.__call__
+    call_impl = nn.Module._call_impl
+    monkeypatch.setattr(
+        nn.Module, "_call_impl", lambda m, *a, **k: through.append(m) or call_impl(m, *a, **k)
+    )
+    torch.testing.assert_close(fused(x), want)
+    out = torch.empty(5, 4)
+    with torch.no_grad():
+        assert fused(x, out=out) is out
+    torch.testing.assert_close(out, want)
+    assert through == []
+
+    seen = []
+    hook = fused.register_forward_pre_hook(
+        lambda m, args, kwargs: seen.append(dict(kwargs)) or ((2 * args[0],), kwargs),
+        with_kwargs=True,
+    )
+    torch.testing.assert_close(fused(x), mod.reference(2 * x, *weights_of(fused)))
+    with torch.no_grad():
+        fused(x, out=out)
+    assert seen == [{}, {"out": out}] and through == [fused, fused]
+    hook.remove()
+    hook = fused.register_forward_hook(lambda m, args, y: y + 1)
+    torch.testing.assert_close(fused(x), want + 1)
+    hook.remove()
+    hook = nn.modules.module.register_module_forward_hook(lambda m, args, y: y * 0)
+    assert not fused(x).any()
+    hook.remove()
+    monkeypatch.setattr(mod, "_TRACING", lambda: True)  # as under torch.jit.trace
+    del through[:]
+    torch.testing.assert_close(fused(x), want)
+    assert through == [fused]
+    monkeypatch.undo()
+    fused.compile(backend="eager")
+    torch.testing.assert_close(fused(x), want)
+    assert fused._compiled_call_impl is not None
+
+
 def test_parametrized_weights_and_functional_call(gelu_mod):
     """torch.func.functional_call and weight_norm-style parametrizations see the real weights."""
     fused = gelu_mod.FusedMLP()
