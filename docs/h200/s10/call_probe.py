@@ -2,10 +2,11 @@
 it (no hooks, no tracing, no module.compile(), not compiling). Per-call host time of the headline
 module rendered before the change (old: `git show e4db7ad:tuned/mlp_256x512x256_gelu_fp16.py`,
 carried as .probe/call_old.py) and after it (new: tuned/), plain calls and calls with out=, and
-eager nn.Sequential, interleaved in one process: per batch 7 rounds of (old, new, old out=, new
-out=, eager), each a ~15 ms loop of back-to-back calls under torch.no_grad() and one sync;
+eager nn.Sequential, interleaved in one process: per batch rounds of (old, new, old out=, new
+out=, eager), each a ~15 ms loop of back-to-back calls under torch.no_grad() and one sync
+(ROUNDS rounds of LOOP_S loops: 7 of 15 ms in run69, 25 of 6 ms in run70);
 medians. Outputs checked against the fp32 reference first.
-Run from the repository root: python3 docs/h200/s10/call_probe.py OUT"""
+Run from the repository root: python3 docs/h200/s10/call_probe.py OUT [ROUNDS LOOP_S]"""
 
 import statistics
 import sys
@@ -23,6 +24,7 @@ from mlpgen.verify import TOLERANCE, reference, rel_error
 NEW = Path("tuned/mlp_256x512x256_gelu_fp16.py")
 OLD = Path(".probe/call_old.py")
 BATCHES = (1, 64, 1024)
+ROUNDS, LOOP_S = int(sys.argv[2]) if len(sys.argv) > 2 else 7, float(sys.argv[3]) if len(sys.argv) > 3 else 0.015
 
 
 def loop_us(fn, n):
@@ -62,9 +64,9 @@ def main(out_dir: Path) -> None:
                 for _ in range(3):
                     y = f()
                 assert rel_error(y, ref) <= TOLERANCE[spec.dtype], (name, m)
-            n = {k: max(20, int(0.015 / (loop_us(f, 20) * 1e-6))) for k, f in calls.items()}
+            n = {k: max(20, int(LOOP_S / (loop_us(f, 20) * 1e-6))) for k, f in calls.items()}
             times = {k: [] for k in calls}
-            for _ in range(7):
+            for _ in range(ROUNDS):
                 for k, f in calls.items():
                     times[k].append(loop_us(f, n[k]))
             med = {k: statistics.median(v) for k, v in times.items()}
