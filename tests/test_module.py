@@ -276,10 +276,19 @@ def test_call_leaves_to_nn_module_only_what_it_does_besides_forward(load_generat
     hook = nn.modules.module.register_module_forward_hook(lambda m, args, y: y * 0)
     assert not fused(x).any()
     hook.remove()
+
+    class Scaled(mod.FusedMLP):  # a subclass's own forward is what its calls run
+        def forward(self, x, *, out=None):
+            return 3 * super().forward(x, out=out)
+
+    scaled = Scaled()
+    scaled.load_state_dict(fused.state_dict())
+    torch.testing.assert_close(scaled(x), 3 * want)
     monkeypatch.setattr(mod, "_TRACING", lambda: True)  # as under torch.jit.trace
     del through[:]
     torch.testing.assert_close(fused(x), want)
     assert through == [fused]
+
     monkeypatch.undo()
     fused.compile(backend="eager")
     torch.testing.assert_close(fused(x), want)
