@@ -41,6 +41,7 @@ def load_generated(tmp_path):
 
 
 ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = sorted((ROOT / "tuned").glob("mlp_*.py"))  # the generated modules the project ships
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from conftest import SHIPPED
 
 from mlpgen.emit import entry, graph_cell
 from mlpgen.selfcheck import load_module
@@ -321,9 +322,6 @@ def test_packed_fp16_activations_on_the_gpu(load_generated, act):
     exact = ACTIVATIONS[act].torch_fn(x)
     bound = 2**-8 * torch.maximum(exact.abs(), 0.5 * x.abs()) + 2**-11
     assert ((y.double() - exact).abs() <= bound).all()
-
-
-SHIPPED = sorted((Path(__file__).resolve().parents[1] / "tuned").glob("mlp_*.py"))
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)

@@ -2,18 +2,16 @@
 correct under the interpreter (bf16 ones structurally only: the interpreter's bf16 dot is wrong)."""
 
 import math
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import SHIPPED
 
 from mlpgen.emit import read_module
 from mlpgen.render import kernel_names
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
-
-SHIPPED = sorted((Path(__file__).resolve().parents[1] / "tuned").glob("mlp_*.py"))
 
 
 def test_something_is_shipped():
