@@ -16,8 +16,9 @@ whether what Triton's own `tl.dot` pipelining cannot express moves the large bat
 
 A persistent grid (one program per SM) walks 128-row blocks; both consumers read the same
 weight slices, so each slice is fetched from L2 once per 128 rows, as stream_tma's tile does.
-Measured on the H200 in run75-run79 (BENCHMARKS "Large batches in Gluon"): correct everywhere,
-never faster than stream_tma; the data movement alone takes 206 of its 332 us at 262144 rows.
+Measured on the H200 in run75-run80 (BENCHMARKS "Large batches in Gluon"): correct everywhere,
+never faster than stream_tma; at 262144 rows its data movement alone takes 206 us, its math
+alone 245, the whole 332-346.
 """
 
 import os
@@ -35,7 +36,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 # GLUON_MLP_PART (the parts probe, results wrong on purpose but 0): 1 no GELU (the hidden slice
-# only rounded), 2 no second-layer wgmma, 3 no first-layer wgmma, 5 neither wgmma nor GELU
+# only rounded), 2 no second-layer wgmma, 3 no first-layer wgmma, 5 neither wgmma nor GELU,
+# 6 the math alone (no TMA load, no wait for one: the wgmmas read whatever shared memory holds)
 _PART = gl.constexpr(int(os.environ.get("GLUON_MLP_PART", "0")))
 # GLUON_MLP_XREG=1: each consumer loads its x block into registers once per block and gives the
 # first layer's wgmmas it as their A operand (half the shared-memory reads of those wgmmas)
@@ -78,31 +80,32 @@ def _loader(x_desc, w1_desc, w2_desc, x_smem, w1_smem, w2_smem, x_ready, x_empty
     NCH = N1 // BN1
     x_bytes: gl.constexpr = NK * x_desc.block_type.nbytes
     w1_bytes: gl.constexpr = NK * w1_desc.block_type.nbytes
-    c = 0
-    it = 0
-    for t in range(gl.program_id(0), gl.cdiv(M, 2 * BM), gl.num_programs(0)):
-        for cid in gl.static_range(2):
-            mbarrier.wait(x_empty.index(cid), (it & 1) ^ 1)
-            mbarrier.expect(x_ready.index(cid), x_bytes)
-            for k in gl.static_range(NK):
-                tma.async_copy_global_to_shared(x_desc, [(2 * t + cid) * BM, k * KC],
-                                                x_ready.index(cid), x_smem.index(cid * NK + k))
-        for j in range(NCH):
-            # two rings (barriers s and STAGES + s): a first-layer slice is released as soon
-            # as its wgmma retires, a step before the second-layer slice of the same columns
-            s = c % STAGES
-            phase = ((c // STAGES) & 1) ^ 1
-            mbarrier.wait(w_empty.index(s), phase)
-            mbarrier.expect(w_ready.index(s), w1_bytes)
-            for k in gl.static_range(NK):
-                tma.async_copy_global_to_shared(w1_desc, [j * BN1, k * KC], w_ready.index(s),
-                                                w1_smem.index(s * NK + k))
-            mbarrier.wait(w_empty.index(STAGES + s), phase)
-            mbarrier.expect(w_ready.index(STAGES + s), w2_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(w2_desc, [0, j * BN1], w_ready.index(STAGES + s),
-                                            w2_smem.index(s))
-            c += 1
-        it += 1
+    if _PART != 6:  # the math alone: nothing loaded, nothing waited for
+        c = 0
+        it = 0
+        for t in range(gl.program_id(0), gl.cdiv(M, 2 * BM), gl.num_programs(0)):
+            for cid in gl.static_range(2):
+                mbarrier.wait(x_empty.index(cid), (it & 1) ^ 1)
+                mbarrier.expect(x_ready.index(cid), x_bytes)
+                for k in gl.static_range(NK):
+                    tma.async_copy_global_to_shared(x_desc, [(2 * t + cid) * BM, k * KC],
+                                                    x_ready.index(cid), x_smem.index(cid * NK + k))
+            for j in range(NCH):
+                # two rings (barriers s and STAGES + s): a first-layer slice is released as soon
+                # as its wgmma retires, a step before the second-layer slice of the same columns
+                s = c % STAGES
+                phase = ((c // STAGES) & 1) ^ 1
+                mbarrier.wait(w_empty.index(s), phase)
+                mbarrier.expect(w_ready.index(s), w1_bytes)
+                for k in gl.static_range(NK):
+                    tma.async_copy_global_to_shared(w1_desc, [j * BN1, k * KC], w_ready.index(s),
+                                                    w1_smem.index(s * NK + k))
+                mbarrier.wait(w_empty.index(STAGES + s), phase)
+                mbarrier.expect(w_ready.index(STAGES + s), w2_desc.block_type.nbytes)
+                tma.async_copy_global_to_shared(w2_desc, [0, j * BN1], w_ready.index(STAGES + s),
+                                                w2_smem.index(s))
+                c += 1
+            it += 1
 
 
 @gluon.jit
@@ -143,6 +146,19 @@ def _hidden(acc1, b0):
     else:
         h = _gelu_f16(acc1 + b0[None, :])
     return h
+
+
+@gluon.jit
+def _wait(bar, phase):
+    """A consumer's wait for its x block or a weight slice (none when GLUON_MLP_PART=6)."""
+    if _PART != 6:
+        mbarrier.wait(bar, phase)
+
+
+@gluon.jit
+def _arrive(bar, count: gl.constexpr, pred=True):
+    if _PART != 6:
+        mbarrier.arrive(bar, count=count, pred=pred)
 
 
 @gluon.jit
@@ -188,7 +204,7 @@ def _consumer(x_smem, w1_smem, w2_smem, h_smem, x_ready, x_empty, w_ready, w_emp
     c = 0
     it = 0
     for t in range(gl.program_id(0), gl.cdiv(M, 2 * BM), gl.num_programs(0)):
-        mbarrier.wait(x_ready.index(cid), it & 1)
+        _wait(x_ready.index(cid), it & 1)
         if _XREG:
             gl.static_assert(NK == 4)
             xa_l: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc1_l, k_width=2)
@@ -196,9 +212,9 @@ def _consumer(x_smem, w1_smem, w2_smem, h_smem, x_ready, x_empty, w_ready, w_emp
             x1 = x_smem.index(cid * NK + 1).load(xa_l)
             x2 = x_smem.index(cid * NK + 2).load(xa_l)
             x3 = x_smem.index(cid * NK + 3).load(xa_l)
-            mbarrier.arrive(x_empty.index(cid), count=1)  # the next block's x may land
+            _arrive(x_empty.index(cid), count=1)  # the next block's x may land
         s = c % STAGES
-        mbarrier.wait(w_ready.index(s), (c // STAGES) & 1)
+        _wait(w_ready.index(s), (c // STAGES) & 1)
         k = _take_turn(turn, k, cid, PP)
         if _XREG:
             acc1 = _first_layer_x(x0, x1, x2, x3, w1_smem, s, acc1)
@@ -207,7 +223,7 @@ def _consumer(x_smem, w1_smem, w2_smem, h_smem, x_ready, x_empty, w_ready, w_emp
         _pass_turn(turn, cid, PP)
         b0 = gl.load(b0_ptr + n1).to(gl.float32)
         acc1 = warpgroup_mma_wait(0, deps=(acc1,))
-        mbarrier.arrive(w_empty.index(s), count=1)
+        _arrive(w_empty.index(s), count=1)
         # the hidden slice goes to the second layer's wgmma through shared memory: an A operand
         # in registers, packed after the first layer's wgmmas were issued, makes ptxas
         # serialise every wgmma (C7513, seen compiling this kernel for sm_90a)
@@ -216,8 +232,8 @@ def _consumer(x_smem, w1_smem, w2_smem, h_smem, x_ready, x_empty, w_ready, w_emp
         for j in range(NCH - 1):
             # slice j+1's first layer, then slice j's second; GELU(j+1) overlaps the latter
             s_next = (c + 1) % STAGES
-            mbarrier.wait(w_ready.index(s_next), ((c + 1) // STAGES) & 1)
-            mbarrier.wait(w_ready.index(STAGES + c % STAGES), (c // STAGES) & 1)
+            _wait(w_ready.index(s_next), ((c + 1) // STAGES) & 1)
+            _wait(w_ready.index(STAGES + c % STAGES), (c // STAGES) & 1)
             k = _take_turn(turn, k, cid, PP)
             if _XREG:
                 acc1 = _first_layer_x(x0, x1, x2, x3, w1_smem, s_next, acc1)
@@ -229,23 +245,23 @@ def _consumer(x_smem, w1_smem, w2_smem, h_smem, x_ready, x_empty, w_ready, w_emp
             b0 = gl.load(b0_ptr + (j + 1) * BN1 + n1).to(gl.float32)
             # slice j-1's second-layer wgmma and slice j+1's first have retired
             acc1, acc2 = warpgroup_mma_wait(1, deps=(acc1, acc2))
-            mbarrier.arrive(w_empty.index(s_next), count=1)
-            mbarrier.arrive(w_empty.index(STAGES + (c + STAGES - 1) % STAGES), count=1,
+            _arrive(w_empty.index(s_next), count=1)
+            _arrive(w_empty.index(STAGES + (c + STAGES - 1) % STAGES), count=1,
                             pred=j > 0)
             h_smem.index(2 * cid + (j + 1) % 2).store(_hidden(acc1, b0))
             fence_async_shared()
             c += 1
         if not _XREG:  # the block's last first-layer wgmma is done
-            mbarrier.arrive(x_empty.index(cid), count=1)
-        mbarrier.wait(w_ready.index(STAGES + c % STAGES), (c // STAGES) & 1)
+            _arrive(x_empty.index(cid), count=1)
+        _wait(w_ready.index(STAGES + c % STAGES), (c // STAGES) & 1)
         k = _take_turn(turn, k, cid, PP)
         acc2 = _second_layer(h_smem.index(2 * cid + (NCH - 1) % 2), w2_smem.index(c % STAGES),
                              acc2, NCH > 1)
         _pass_turn(turn, cid, PP)
         acc2 = warpgroup_mma_wait(0, deps=(acc2,))
         if NCH > 1:
-            mbarrier.arrive(w_empty.index(STAGES + (c + STAGES - 1) % STAGES), count=1)
-        mbarrier.arrive(w_empty.index(STAGES + c % STAGES), count=1)
+            _arrive(w_empty.index(STAGES + (c + STAGES - 1) % STAGES), count=1)
+        _arrive(w_empty.index(STAGES + c % STAGES), count=1)
         c += 1
         it += 1
         # loaded here, not held across the block: 64 registers a thread in acc2's layout

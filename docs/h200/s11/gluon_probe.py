@@ -5,7 +5,7 @@ each in its own process (`gluon_probe.py check I`: a kernel that hangs costs one
 then GPU us per call (measure.gpu_us: CUDA graph of 20 calls, do_bench median) at 16384,
 65536 and 262144 rows of those that passed, all contenders alternating, 3 rounds, medians
 (`gluon_probe.py time OUT I J ...`); `part OUT I ...` times configs with the kernel cut back
-(GLUON_MLP_PART). From the repository root, as in docs/h200/s11/run75.sh-run79.sh."""
+(GLUON_MLP_PART). From the repository root, as in docs/h200/s11/run75.sh-run80.sh."""
 
 import statistics
 import sys
