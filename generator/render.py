@@ -50,7 +50,7 @@ def environment() -> jinja2.Environment:
 def template_hash() -> str:
     """Short hash of every template: generated modules record which templates made them."""
     h = hashlib.sha256()
-    for path in sorted(TEMPLATE_DIR.glob("*.j2")):
+    for path in sorted([*TEMPLATE_DIR.glob("*.j2"), *TEMPLATE_DIR.glob("*.cpp")]):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
@@ -139,5 +139,15 @@ def render_module(
             macros=MACROS,
             packed=packed_activations(spec),
             out_act_grad_src=ACTIVATIONS[spec.out_act].grad_src,
+            native_source=native_source(),
         )
     )
+
+
+@cache
+def native_source() -> str:
+    """templates/native_lane.cpp, which the module carries in a raw triple-quoted string."""
+    text = (TEMPLATE_DIR / "native_lane.cpp").read_text()
+    if '"""' in text or text.endswith("\\"):
+        raise ValueError("native_lane.cpp cannot sit in a raw triple-quoted string")
+    return text

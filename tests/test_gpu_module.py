@@ -328,11 +328,12 @@ LANE_CONFIGS = {  # strategy -> (a config, whether its lane launches the kernel 
 
 @pytest.mark.parametrize("strategy", sorted(LANE_CONFIGS))
 def test_calls_take_the_lane(load_generated, strategy):
-    """After a bucket's first call, inference calls take its lane: one-launch strategies launch
-    their compiled kernel directly (addresses as ints), the others run their plan without the
-    general path's layers. Right on fresh inputs each call, at a batch that is no multiple of
-    the block, from FusedMLP and from mlp(), with leading batch dims too; a misaligned input
-    steps off a kernel lane."""
+    """After a bucket's first call, inference calls take its (Python) lane: one-launch
+    strategies launch their compiled kernel directly (addresses as ints), the others run their
+    plan without the general path's layers. Right on fresh inputs each call, at a batch that is
+    no multiple of the block, from FusedMLP and from mlp(), with leading batch dims too; a
+    misaligned input steps off a kernel lane. (The native lane, which would take the kernel
+    lanes' calls first, is off here: test_calls_take_the_native_lane.)"""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
     from mlpgen.tune import gpu_key
@@ -340,6 +341,7 @@ def test_calls_take_the_lane(load_generated, strategy):
     spec = MLPSpec(HEADLINE, act="gelu")
     config, launches_itself = LANE_CONFIGS[strategy]
     mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={64: entry(KernelConfig(**config))})
+    mod._NATIVE["module"] = None  # as if it could not be built
     fused = mod.FusedMLP().cuda()
     w = [lin.weight.detach() for lin in fused.linears]
     b = [lin.bias.detach() for lin in fused.linears]
@@ -376,3 +378,88 @@ def test_calls_take_the_lane(load_generated, strategy):
         assert fused(x, out=out) is out  # out=: the lane writes into it
         assert len(taken) == (5 if launches_itself else 6)
         assert rel_error(out, reference(spec, x, w, b)) <= TOLERANCE["fp16"]
+
+
+@pytest.fixture(scope="session")
+def native_cache(tmp_path_factory):
+    """One build of the native lane for the session's tests."""
+    return str(tmp_path_factory.mktemp("mlpgen_cache"))
+
+
+@pytest.mark.skipif(
+    not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
+)
+@pytest.mark.parametrize("strategy", sorted(s for s, (_, own) in LANE_CONFIGS.items() if own))
+def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monkeypatch):
+    """A kernel lane is given to the native lane, which takes its inference calls: right on
+    fresh inputs each call (a batch that is no multiple of the block), from FusedMLP and mlp(),
+    with leading dims, into out=, on a side stream; and it leaves to the Python lane and the
+    general path what it must not take: a misaligned view, an input needing a gradient, an
+    out= overlapping the input, another dtype, a batch without a lane yet."""
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+    from mlpgen.tune import gpu_key
+
+    monkeypatch.setenv("MLPGEN_CACHE", native_cache)
+    spec = MLPSpec(HEADLINE, act="gelu")
+    config, _ = LANE_CONFIGS[strategy]
+    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={64: entry(KernelConfig(**config))})
+    fused = mod.FusedMLP().cuda()
+    w = [lin.weight.detach() for lin in fused.linears]
+    b = [lin.bias.detach() for lin in fused.linears]
+    m = 37
+
+    def fresh(*shape):
+        return torch.randn(*shape, device="cuda", dtype=torch.float16)
+
+    def close(y, x):
+        return rel_error(y, reference(spec, x, w, b)) <= TOLERANCE["fp16"]
+
+    with torch.no_grad():
+        fused(fresh(m, 256))  # plans, compiles, opens the lane
+    native = mod._native_module()
+    assert native is not None and native.lanes(mod._native_state) == [(0, m)]
+    taken = []  # per native call: whether it took the call
+    real = mod._native_call
+
+    def counted(*args):
+        y = real(*args)
+        taken.append(y is not None)
+        return y
+
+    mod._native_call = counted
+    with torch.no_grad():
+        for call in (fused, lambda x: mod.mlp(x, w, b)) * 2:
+            x = fresh(m, 256)
+            assert close(call(x), x)
+        assert taken == [True] * 4
+        x = fresh(1, m, 256)  # leading dims: declined as they are, taken on the view
+        y = fused(x)
+        assert y.shape == (1, m, 256) and close(y[0], x[0]) and taken[4:] == [False, True]
+        taken.clear()
+        out = torch.full((m, 256), float("nan"), device="cuda", dtype=torch.float16)
+        assert fused(x[0], out=out) is out and close(out, x[0]) and taken == [True]
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            x = fresh(m, 256)
+            y = fused(x)
+        side.synchronize()
+        assert close(y, x) and taken == [True, True]
+        taken.clear()
+        odd = fresh(m * 256 + 1)[1:].view(m, 256)  # 2-byte aligned: the Python lane's to refuse
+        assert close(fused(odd), odd) and taken == [False]
+        both = fresh(m * 256 * 2)
+        with pytest.raises(ValueError, match="share memory"):
+            fused(both[: m * 256].view(m, 256), out=both[m * 128 : m * 384].view(m, 256))
+        with pytest.raises(TypeError, match="float16"):
+            fused(torch.randn(m, 256, device="cuda"))
+        x = fresh(m + 1, 256)  # a new batch: its first call opens its lane
+        assert close(fused(x), x) and taken == [False, False, False, False]
+        assert native.lanes(mod._native_state) == [(0, m), (0, m + 1)]
+        assert mod._native_call is real  # registering a lane set it again
+        mod._native_call = counted
+    taken.clear()
+    x = fresh(m, 256).requires_grad_()
+    y = fused(x)
+    assert y.requires_grad and close(y.detach(), x.detach()) and taken == [False]

@@ -1,0 +1,380 @@
+// mlpgen's native lane: a generated module's inference call (checks, output allocation, kernel
+// launch) in one C++ function. The Python lane spends ~10 us of host time a call on the H200's
+// host, most of it in the interpreter around Triton's C launch (BENCHMARKS.md); this does the
+// same checks and the same launch without it. Every generated module carries this source and
+// builds it once per machine (torch's headers, triton's cuda.h); where the build or a check
+// fails, calls take the Python lane as before.
+//
+// call(state, x, params, out) returns y, or None where the call is not one this lane takes (the
+// Python lane then sees it): x an exact torch.Tensor (or Parameter), 2-D [M, K0] contiguous, of
+// the module's dtype on a CUDA device that is current, with a lane registered for (device, M);
+// params (a list or tuple) each of the dtype and element count registered, contiguous, on that
+// device, 16-byte aligned; no gradient needed; no stream capture where `capture` was registered;
+// out None or a contiguous [M, N] tensor of the dtype on the device, not requiring grad, not
+// overlapping x. A launch that the driver refuses raises RuntimeError.
+#include <Python.h>
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <ATen/ops/empty.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include "cuda.h"
+
+namespace {
+
+typedef CUresult (*launch_t)(const CUlaunchConfig*, CUfunction, void**, void**);
+typedef CUresult (*capturing_t)(CUstream, CUstreamCaptureStatus*);
+typedef CUresult (*error_string_t)(CUresult, const char**);
+
+struct Driver {
+  launch_t launch = nullptr;
+  capturing_t capturing = nullptr;
+  error_string_t error_string = nullptr;
+};
+
+Driver* driver() {  // libcuda's entry points, found once (as triton's launcher finds them)
+  static Driver d;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (lib == nullptr) lib = dlopen("libcuda.so.1", RTLD_NOW);
+    if (lib != nullptr) {
+      d.launch = (launch_t)dlsym(lib, "cuLaunchKernelEx");
+      d.capturing = (capturing_t)dlsym(lib, "cuStreamIsCapturing");
+      d.error_string = (error_string_t)dlsym(lib, "cuGetErrorString");
+    }
+  }
+  return d.launch != nullptr && d.capturing != nullptr ? &d : nullptr;
+}
+
+// A kernel argument: where its value comes from at each call, and the value of a fixed one.
+enum Source : int { FIXED = -1, X = -2, Y = -3 };  // >= 0: that parameter's address
+
+struct Lane {
+  int device;
+  int64_t m;
+  CUfunction function;
+  unsigned grid0, grid1, block, shared;
+  bool cooperative, pdl;
+  std::vector<int> sources;       // per kernel argument passed
+  std::vector<uint64_t> values;   // per argument: its bits in the low bytes (little-endian)
+  std::vector<void*> pointers;    // per argument: &values[i], what cuLaunchKernelEx reads
+  PyObject* keep;                 // what the fixed addresses point into (a workspace)
+};
+
+struct State {
+  c10::ScalarType dtype;
+  int64_t k0, n;
+  std::vector<int64_t> numels;  // of each parameter
+  bool capture;                 // decline calls under stream capture (graph winners exist)
+  std::vector<Lane*> lanes;
+};
+
+const char* STATE = "mlpgen.native_lane.State";
+
+void free_state(PyObject* capsule) {
+  auto* s = static_cast<State*>(PyCapsule_GetPointer(capsule, STATE));
+  if (s == nullptr) return;
+  for (Lane* l : s->lanes) {
+    Py_XDECREF(l->keep);
+    delete l;
+  }
+  delete s;
+}
+
+State* state_of(PyObject* obj) {
+  return static_cast<State*>(PyCapsule_GetPointer(obj, STATE));
+}
+
+bool exact_tensor(PyObject* obj) {  // a subclass may mean something else: the Python lane's
+  return THPVariable_CheckExact(obj);
+}
+
+bool plain(const at::Tensor& t, const State* s, int device) {
+  return t.scalar_type() == s->dtype && t.layout() == c10::kStrided && t.is_cuda() &&
+         t.get_device() == device && !t.is_neg() && !t.is_conj() && t.is_contiguous();
+}
+
+// state(like, k0, n, numels, capture) -> capsule; like: a tensor of the module's dtype
+PyObject* new_state(PyObject*, PyObject* args) {
+  int capture;
+  long long k0, n;
+  PyObject *like, *numels;
+  if (!PyArg_ParseTuple(args, "OLLOp", &like, &k0, &n, &numels, &capture)) return nullptr;
+  if (!THPVariable_Check(like)) {
+    PyErr_SetString(PyExc_TypeError, "like must be a tensor");
+    return nullptr;
+  }
+  PyObject* seq = PySequence_Fast(numels, "numels must be a sequence");
+  if (seq == nullptr) return nullptr;
+  auto* s = new State();
+  s->dtype = THPVariable_Unpack(like).scalar_type();
+  s->k0 = k0;
+  s->n = n;
+  s->capture = capture != 0;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
+    s->numels.push_back(PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i)));
+  }
+  Py_DECREF(seq);
+  if (PyErr_Occurred()) {
+    delete s;
+    return nullptr;
+  }
+  return PyCapsule_New(s, STATE, free_state);
+}
+
+// add(state, device, m, function, grid0, grid1, num_warps, shared, cooperative, pdl,
+//     sources, values, keep): a lane for (device, m); sources[i] as Source, values[i] the bits
+//     of a fixed argument (ignored for the others). Replaces an existing lane for (device, m).
+PyObject* add(PyObject*, PyObject* args) {
+  PyObject *capsule, *sources, *values, *keep;
+  int device, warps, cooperative, pdl;
+  long long m;
+  unsigned long long function;
+  unsigned grid0, grid1, shared;
+  if (!PyArg_ParseTuple(args, "OiLKIIiIppOOO", &capsule, &device, &m, &function, &grid0, &grid1,
+                        &warps, &shared, &cooperative, &pdl, &sources, &values, &keep)) {
+    return nullptr;
+  }
+  State* s = state_of(capsule);
+  if (s == nullptr) return nullptr;
+  PyObject* src = PySequence_Fast(sources, "sources must be a sequence");
+  if (src == nullptr) return nullptr;
+  PyObject* val = PySequence_Fast(values, "values must be a sequence");
+  if (val == nullptr) {
+    Py_DECREF(src);
+    return nullptr;
+  }
+  auto* l = new Lane();
+  l->device = device;
+  l->m = m;
+  l->function = reinterpret_cast<CUfunction>(static_cast<uintptr_t>(function));
+  l->grid0 = grid0;
+  l->grid1 = grid1;
+  l->block = 32u * static_cast<unsigned>(warps);
+  l->shared = shared;
+  l->cooperative = cooperative != 0;
+  l->pdl = pdl != 0;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(src);
+  if (PySequence_Fast_GET_SIZE(val) != count) {
+    PyErr_SetString(PyExc_ValueError, "sources and values differ in length");
+  }
+  for (Py_ssize_t i = 0; i < count && !PyErr_Occurred(); ++i) {
+    long source = PyLong_AsLong(PySequence_Fast_GET_ITEM(src, i));
+    if (source < Y || source >= static_cast<long>(s->numels.size())) {
+      PyErr_SetString(PyExc_ValueError, "a source names no argument");
+    }
+    l->sources.push_back(static_cast<int>(source));
+    // two's complement: the low bytes of a negative int's 64 bits are its narrower bits too
+    PyObject* v = PySequence_Fast_GET_ITEM(val, i);
+    uint64_t bits = PyLong_AsUnsignedLongLongMask(v);
+    l->values.push_back(bits);
+  }
+  Py_DECREF(src);
+  Py_DECREF(val);
+  if (PyErr_Occurred()) {
+    delete l;
+    return nullptr;
+  }
+  l->values.push_back(0);  // triton's global scratch: none (a lane's kernel needs none)
+  l->values.push_back(0);  // and its profile scratch
+  l->sources.push_back(FIXED);
+  l->sources.push_back(FIXED);
+  for (auto& v : l->values) l->pointers.push_back(&v);
+  Py_INCREF(keep);
+  l->keep = keep;
+  for (auto& old : s->lanes) {
+    if (old->device == device && old->m == m) {
+      Py_XDECREF(old->keep);
+      delete old;
+      old = l;
+      Py_RETURN_NONE;
+    }
+  }
+  s->lanes.push_back(l);
+  Py_RETURN_NONE;
+}
+
+// clear(state): forget every lane (the module's lanes were reset)
+PyObject* clear(PyObject*, PyObject* capsule) {
+  State* s = state_of(capsule);
+  if (s == nullptr) return nullptr;
+  for (Lane* l : s->lanes) {
+    Py_XDECREF(l->keep);
+    delete l;
+  }
+  s->lanes.clear();
+  Py_RETURN_NONE;
+}
+
+PyObject* launch_error(Driver* d, CUresult code) {
+  const char* text = nullptr;
+  if (d->error_string != nullptr) d->error_string(code, &text);
+  PyErr_Format(PyExc_RuntimeError, "mlpgen native lane: kernel launch failed: CUDA error %d (%s)",
+               static_cast<int>(code), text != nullptr ? text : "unknown");
+  return nullptr;
+}
+
+PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 4) {
+    PyErr_SetString(PyExc_TypeError, "call(state, x, params, out)");
+    return nullptr;
+  }
+  State* s = state_of(args[0]);
+  if (s == nullptr) return nullptr;
+  PyObject *xo = args[1], *po = args[2], *oo = args[3];
+  if (!exact_tensor(xo)) Py_RETURN_NONE;
+  const at::Tensor& x = THPVariable_Unpack(xo);
+  if (x.dim() != 2 || !x.is_cuda() || x.size(1) != s->k0) Py_RETURN_NONE;
+  int device = x.get_device();
+  int64_t m = x.size(0);
+  Lane* lane = nullptr;
+  for (Lane* l : s->lanes) {
+    if (l->m == m && l->device == device) {
+      lane = l;
+      break;
+    }
+  }
+  if (lane == nullptr || !plain(x, s, device)) Py_RETURN_NONE;
+  bool grad = c10::GradMode::is_enabled();
+  if (grad && x.requires_grad()) Py_RETURN_NONE;
+  Py_ssize_t count;
+  PyObject** items;
+  if (PyList_CheckExact(po)) {
+    count = PyList_GET_SIZE(po);
+    items = &PyList_GET_ITEM(po, 0);
+  } else if (PyTuple_CheckExact(po)) {
+    count = PyTuple_GET_SIZE(po);
+    items = &PyTuple_GET_ITEM(po, 0);
+  } else {
+    Py_RETURN_NONE;
+  }
+  if (count != static_cast<Py_ssize_t>(s->numels.size())) Py_RETURN_NONE;
+  uint64_t addresses[64];
+  if (count > 64) Py_RETURN_NONE;
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    if (!exact_tensor(items[i])) Py_RETURN_NONE;
+    const at::Tensor& p = THPVariable_Unpack(items[i]);
+    if (!plain(p, s, device) || p.numel() != s->numels[i] || (grad && p.requires_grad())) {
+      Py_RETURN_NONE;
+    }
+    addresses[i] = reinterpret_cast<uintptr_t>(p.data_ptr());
+    if (addresses[i] & 15) Py_RETURN_NONE;
+  }
+  auto* guard = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+  if (guard->getDevice().index() != device) Py_RETURN_NONE;  // triton launches on the current
+  auto stream = static_cast<CUstream>(guard->getStream(c10::Device(c10::DeviceType::CUDA,
+                                                                   static_cast<int8_t>(device)))
+                                          .native_handle());
+  Driver* d = driver();
+  if (d == nullptr) Py_RETURN_NONE;
+  if (s->capture) {
+    CUstreamCaptureStatus status;
+    if (d->capturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE) {
+      Py_RETURN_NONE;
+    }
+  }
+  uint64_t xp = reinterpret_cast<uintptr_t>(x.data_ptr());
+  uint64_t yp;
+  at::Tensor y;
+  if (oo != Py_None) {
+    if (!exact_tensor(oo)) Py_RETURN_NONE;
+    const at::Tensor& out = THPVariable_Unpack(oo);
+    if (!plain(out, s, device) || out.dim() != 2 || out.size(0) != m || out.size(1) != s->n ||
+        out.requires_grad()) {
+      Py_RETURN_NONE;
+    }
+    yp = reinterpret_cast<uintptr_t>(out.data_ptr());
+    uint64_t item = static_cast<uint64_t>(x.element_size());
+    if (!(yp >= xp + m * s->k0 * item || xp >= yp + m * s->n * item)) Py_RETURN_NONE;
+  } else {
+    y = at::empty({m, s->n}, x.options());
+    yp = reinterpret_cast<uintptr_t>(y.data_ptr());
+  }
+  if ((xp | yp) & 15) Py_RETURN_NONE;
+  for (size_t i = 0; i < lane->sources.size(); ++i) {
+    int source = lane->sources[i];
+    if (source == X) {
+      lane->values[i] = xp;
+    } else if (source == Y) {
+      lane->values[i] = yp;
+    } else if (source >= 0) {
+      lane->values[i] = addresses[source];
+    }
+  }
+  CUlaunchAttribute attributes[2];
+  unsigned used = 0;
+  if (lane->pdl) {
+    attributes[used].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attributes[used].value.programmaticStreamSerializationAllowed = 1;
+    ++used;
+  }
+  if (lane->cooperative) {
+    attributes[used].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attributes[used].value.cooperative = 1;
+    ++used;
+  }
+  CUlaunchConfig config;
+  std::memset(&config, 0, sizeof(config));
+  config.gridDimX = lane->grid0;
+  config.gridDimY = lane->grid1;
+  config.gridDimZ = 1;
+  config.blockDimX = lane->block;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = lane->shared;
+  config.hStream = stream;
+  config.attrs = attributes;
+  config.numAttrs = used;
+  CUresult code = d->launch(&config, lane->function, lane->pointers.data(), nullptr);
+  if (code != CUDA_SUCCESS) return launch_error(d, code);
+  if (oo != Py_None) {
+    Py_INCREF(oo);
+    return oo;
+  }
+  return THPVariable_Wrap(std::move(y));
+}
+
+PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    return call_impl(args, nargs);
+  } catch (const std::exception&) {  // a tensor this lane cannot read: the Python lane's call
+    PyErr_Clear();
+    Py_RETURN_NONE;
+  }
+}
+
+// lanes(state) -> [(device, m), ...]: what is registered (for tests and mlpgen show)
+PyObject* lanes(PyObject*, PyObject* capsule) {
+  State* s = state_of(capsule);
+  if (s == nullptr) return nullptr;
+  PyObject* list = PyList_New(0);
+  for (Lane* l : s->lanes) {
+    PyObject* item = Py_BuildValue("(iL)", l->device, static_cast<long long>(l->m));
+    PyList_Append(list, item);
+    Py_DECREF(item);
+  }
+  return list;
+}
+
+PyMethodDef methods[] = {
+    {"state", new_state, METH_VARARGS, "state(like, k0, n, numels, capture) -> capsule"},
+    {"add", add, METH_VARARGS, "add a lane for (device, m)"},
+    {"clear", clear, METH_O, "forget every lane"},
+    {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
+     "call(state, x, params, out) -> y, or None where the Python lane takes the call"},
+    {"lanes", lanes, METH_O, "lanes(state) -> [(device, m), ...]"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef module = {PyModuleDef_HEAD_INIT, "mlpgen_native_lane", nullptr, -1, methods};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit_mlpgen_native_lane(void) { return PyModule_Create(&module); }

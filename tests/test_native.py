@@ -1,0 +1,101 @@
+"""The generated module's native lane on the CPU: its C++ builds against this torch and loads,
+keeps its lanes, declines what is not a CUDA call, and the module stays usable when it cannot be
+built. (Its launches are GPU facts: tests/test_gpu_module.py::test_calls_take_the_native_lane.)"""
+
+import types
+import warnings
+
+import pytest
+import torch
+
+from mlpgen.spec import MLPSpec
+
+SPEC = MLPSpec((8, 12, 5), act="gelu", dtype="fp32")
+
+
+@pytest.fixture(scope="module")
+def native_cache(tmp_path_factory):
+    """One build for the tests that need the extension (~10 s)."""
+    return str(tmp_path_factory.mktemp("mlpgen_cache"))
+
+
+@pytest.fixture
+def module(load_generated, monkeypatch, native_cache):
+    monkeypatch.setenv("MLPGEN_CACHE", native_cache)
+    monkeypatch.delenv("MLPGEN_NATIVE", raising=False)
+    return load_generated(SPEC)[0]
+
+
+def test_builds_once_and_keeps_lanes(module, native_cache, load_generated, tmp_path):
+    native = module._native_module()
+    assert native is not None and native.__file__.startswith(native_cache)
+    state = native.state(torch.empty(0), 8, 5, [96, 12, 60, 5], False)
+    assert native.lanes(state) == []
+    x, params = (
+        torch.randn(3, 8),
+        [torch.randn(96), torch.randn(12), torch.randn(60), torch.randn(5)],
+    )
+    args = ([-2, -3, 0, 1, 2, 3, -1], [0, 0, 0, 0, 0, 0, 3], [])
+    native.add(state, 0, 3, 0, 1, 1, 4, 0, False, False, *args)
+    native.add(state, 0, 7, 0, 1, 1, 4, 0, False, False, *args)
+    native.add(state, 0, 3, 0, 2, 1, 4, 0, False, False, *args)  # replaces (0, 3)
+    assert native.lanes(state) == [(0, 3), (0, 7)]
+    assert native.call(state, x, params, None) is None  # a CPU tensor: not the lane's call
+    assert native.call(state, "x", params, None) is None
+    with pytest.raises(ValueError, match="names no argument"):
+        native.add(state, 0, 5, 0, 1, 1, 4, 0, False, False, [-2, -3, 4], [0, 0, 0], [])
+    with pytest.raises(ValueError, match="differ in length"):
+        native.add(state, 0, 5, 0, 1, 1, 4, 0, False, False, [-2, -3], [0], [])
+    with pytest.raises(TypeError):
+        native.call(state, x)
+    native.clear(state)
+    assert native.lanes(state) == []
+    # another generated module (another spec) loads the same build: nothing compiles again
+    other = load_generated(MLPSpec((8, 4), act="relu", dtype="fp32"))[0]
+    other.subprocess = types.SimpleNamespace(run=None)  # a compile would call it and fail
+    assert other._native_module().__file__ == native.__file__
+
+
+def test_off_and_unbuildable_leave_the_python_lane(load_generated, monkeypatch, tmp_path):
+    monkeypatch.setenv("MLPGEN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("MLPGEN_NATIVE", "0")
+    mod = load_generated(SPEC)[0]
+    assert mod._native_module() is None and not (tmp_path / "cache").exists()
+    monkeypatch.setenv("MLPGEN_NATIVE", "1")
+    monkeypatch.setenv("CXX", "false")  # a compiler that fails
+    mod = load_generated(MLPSpec((8, 6), act="relu", dtype="fp32"))[0]
+    with pytest.warns(UserWarning, match="native lane could not be built.*MLPGEN_NATIVE=0"):
+        assert mod._native_module() is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mod._native_module() is None  # one warning, no second build
+    assert list((tmp_path / "cache" / "native").iterdir()) == []  # no half-written file
+    x = torch.randn(4, 8)
+    fused = mod.FusedMLP()
+    assert torch.allclose(fused(x), fused.to_module()(x))
+
+
+def test_arguments_follow_the_compiled_signature(module):
+    """What native_lane.cpp's add is given: the kernel's arguments that triton did not
+    specialise to constants, each the input, output, a parameter or a fixed integer."""
+    n = module._CALLER_TENSORS  # x, y, w0, b0, w1, b1
+    ptr = "*fp32"
+
+    def compiled(*kinds):
+        return types.SimpleNamespace(src=types.SimpleNamespace(signature=dict(enumerate(kinds))))
+
+    args = [0] * n + [37, 4096]
+    kinds = [ptr] * n + ["i32", "*i32"]
+    assert module._native_arguments(compiled(*kinds), args) == (
+        [-2, -3, 0, 1, 2, 3, -1, -1],
+        [0, 0, 0, 0, 0, 0, 37, 4096],
+    )
+    kinds[3] = kinds[-2] = "constexpr"  # b0 and M specialised away
+    assert module._native_arguments(compiled(*kinds), args) == (
+        [-2, -3, 0, 2, 3, -1],
+        [0] * 5 + [4096],
+    )
+    assert module._native_arguments(compiled(*kinds[:-1]), args) is None  # a count that differs
+    kinds[-2] = "fp32"  # a float argument: the Python lane's
+    assert module._native_arguments(compiled(*kinds), args) is None
+    assert module._native_arguments(types.SimpleNamespace(), args) is None  # no signature
