@@ -809,6 +809,19 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def build_native_lane(spec: MLPSpec, workdir: str) -> bool:
+    """Build the generated modules' native lane here, once, before the workers time anything:
+    a worker would otherwise build it inside its first candidate's time limit. Where it cannot
+    be built (the module warns), the workers are told not to try (MLPGEN_NATIVE=0, which spawned
+    workers inherit) and time the Python lane, which is then what this machine's calls take."""
+    from mlpgen.measure import candidate_module
+
+    if candidate_module(spec, KernelConfig(strategy="torch"), workdir)._native_module() is None:
+        os.environ["MLPGEN_NATIVE"] = "0"
+        return False
+    return True
+
+
 def tune_module(path: Path, args) -> dict:
     """Tune the module at `path` on this machine's GPU(s) and write the winners into it."""
     import torch
@@ -849,6 +862,8 @@ def tune_module(path: Path, args) -> dict:
                 sys.stderr.write(f"\r  compiling {len(done)}/{len(units)} kernels\x1b[K")
                 sys.stderr.flush()
 
+        native = threading.Thread(target=build_native_lane, args=(spec, workdir), daemon=True)
+        native.start()  # its compiler runs beside the kernels' compiles
         errors = compile_all(
             spec,
             units,
@@ -857,6 +872,7 @@ def tune_module(path: Path, args) -> dict:
             device=devices[0],
             on_done=compiled,
         )
+        native.join()
         if tty and units:
             sys.stderr.write("\n")
         compile_s = time.perf_counter() - t0

@@ -652,6 +652,7 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d=None: props)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: props.name)
+    monkeypatch.setenv("MLPGEN_NATIVE", "0")  # no kernel lane opens on the CPU: nothing to build
     from mlpgen.tune import tune_module
 
     spec = MLPSpec((8, 16, 4), act="relu", dtype="fp32")
@@ -667,6 +668,21 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
     assert sorted(tuned[key]) == [1, 64] and prov[key]["gpu"] == "Pretend GPU"
     assert all(cell["us"] > 0 for cell in tuned[key].values())
     assert json.loads(json.dumps(summary))["buckets"]["64"]["measured"] == 3
+
+
+def test_an_unbuildable_native_lane_is_not_tried_by_the_workers(tmp_path, monkeypatch):
+    """tune_module builds the native lane before the workers time anything; where that fails,
+    the workers (spawned: they inherit the environment) are told not to try again."""
+    import os
+
+    from mlpgen.tune import build_native_lane
+
+    monkeypatch.setenv("MLPGEN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("MLPGEN_NATIVE", "1")  # restored after the test, whatever the tuner sets
+    monkeypatch.setenv("CXX", "false")
+    with pytest.warns(UserWarning, match="native lane could not be built"):
+        assert build_native_lane(SPEC, str(tmp_path)) is False
+    assert os.environ["MLPGEN_NATIVE"] == "0"
 
 
 def test_compare_a_budgeted_search_with_an_exhaustive_one(tmp_path, capsys):
