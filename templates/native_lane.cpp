@@ -78,13 +78,20 @@ struct State {
 
 const char* STATE = "mlpgen.native_lane.State";
 
+void drop(Lane* l) {
+  Py_XDECREF(l->keep);
+  delete l;
+}
+
+void drop_lanes(State* s) {
+  for (Lane* l : s->lanes) drop(l);
+  s->lanes.clear();
+}
+
 void free_state(PyObject* capsule) {
   auto* s = static_cast<State*>(PyCapsule_GetPointer(capsule, STATE));
   if (s == nullptr) return;
-  for (Lane* l : s->lanes) {
-    Py_XDECREF(l->keep);
-    delete l;
-  }
+  drop_lanes(s);
   delete s;
 }
 
@@ -191,8 +198,7 @@ PyObject* add(PyObject*, PyObject* args) {
   l->keep = keep;
   for (auto& old : s->lanes) {
     if (old->device == device && old->m == m) {
-      Py_XDECREF(old->keep);
-      delete old;
+      drop(old);
       old = l;
       Py_RETURN_NONE;
     }
@@ -205,11 +211,7 @@ PyObject* add(PyObject*, PyObject* args) {
 PyObject* clear(PyObject*, PyObject* capsule) {
   State* s = state_of(capsule);
   if (s == nullptr) return nullptr;
-  for (Lane* l : s->lanes) {
-    Py_XDECREF(l->keep);
-    delete l;
-  }
-  s->lanes.clear();
+  drop_lanes(s);
   Py_RETURN_NONE;
 }
 
