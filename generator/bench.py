@@ -340,15 +340,28 @@ def environment(mod, device: torch.device) -> dict:
 
 def dispatch(mod, batches: Sequence[int], key: str | None) -> dict[str, dict]:
     """What the module runs at each batch (str keys, for JSON): {"call": kernel} plus
-    {"graph": kernel} where a CUDA-graph capture runs another config."""
+    {"graph": kernel} where a CUDA-graph capture runs another config, and {"lane": "native"}
+    where the bench's calls were taken by the native lane (asked after they ran)."""
     table = key if key in mod.TUNED else "default"
+    native = native_rows(mod)
     out = {}
     for b in batches:
         call, graph = mod.config_for(b, table), mod.config_for(b, table, graph=True)
         out[str(b)] = {"call": kernel_text(call)}
         if kernel_text(graph) != out[str(b)]["call"]:
             out[str(b)]["graph"] = kernel_text(graph)
+        if b in native:
+            out[str(b)]["lane"] = "native"
     return out
+
+
+def native_rows(mod) -> set[int]:
+    """The batch sizes whose calls the module's native lane takes (none for a module generated
+    before it, or where it was not built)."""
+    state = getattr(mod, "_native_state", None)
+    if state is None:
+        return set()
+    return {m for _, m in mod._native_module().lanes(state)}
 
 
 class Progress:

@@ -153,11 +153,12 @@ def bench_notes(data: dict) -> list[str]:
                 f"on its first call; compile time (not in the timings) {total:.1f} s in all, "
                 f"longest {worst[1]:.1f} s at batch {worst[0]}"
             )
-    runs: dict[tuple[str, str | None], list[str]] = {}  # one note per thing the module ran
+    runs: dict[tuple, list[str]] = {}  # one note per thing the module ran
     for batch, d in data.get("dispatch", {}).items():
-        runs.setdefault((d["call"], d.get("graph")), []).append(batch)
-    for (call, graph), batches in runs.items():
-        where = f" (in a CUDA graph: {graph})" if graph else ""
+        runs.setdefault((d["call"], d.get("graph"), d.get("lane")), []).append(batch)
+    for (call, graph, lane), batches in runs.items():
+        how = f", calls through the {lane} lane" if lane else ""
+        where = f" (in a CUDA graph: {graph}{how})" if graph else f" ({how[2:]})" if how else ""
         notes.append(f"mlpgen ran {call}{where} at batch {', '.join(batches)}")
     env = data.get("env", {})
     if env.get("tuned_for_this_gpu") is False:

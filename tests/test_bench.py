@@ -279,6 +279,11 @@ def test_bench_says_what_the_module_ran_at_each_batch(tmp_path, monkeypatch):
     ran = f"note: mlpgen ran {stream.kernel_name} (in a CUDA graph: {split.kernel_name})"
     assert f"{ran} at batch 1, 2\n" in text
     assert "note: mlpgen ran torch (unfused) at batch 5000" in text
+    data["dispatch"]["1"]["lane"] = data["dispatch"]["5000"]["lane"] = "native"  # as on a GPU
+    text = report.bench_text(data)
+    assert f"{ran[:-1]}, calls through the native lane) at batch 1\n" in text
+    assert f"{ran} at batch 2\n" in text
+    assert "ran torch (unfused) (calls through the native lane) at batch 5000" in text
 
 
 def test_budget_skips_the_rest(small_module):
