@@ -157,8 +157,10 @@ def bench_notes(data: dict) -> list[str]:
     for batch, d in data.get("dispatch", {}).items():
         runs.setdefault((d["call"], d.get("graph"), d.get("lane")), []).append(batch)
     for (call, graph, lane), batches in runs.items():
-        how = f", calls through the {lane} lane" if lane else ""
-        where = f" (in a CUDA graph: {graph}{how})" if graph else f" ({how[2:]})" if how else ""
+        parts = [f"in a CUDA graph: {graph}"] if graph else []
+        if lane:
+            parts.append(f"calls through the {lane} lane")
+        where = f" ({', '.join(parts)})" if parts else ""
         notes.append(f"mlpgen ran {call}{where} at batch {', '.join(batches)}")
     env = data.get("env", {})
     if env.get("tuned_for_this_gpu") is False:
