@@ -361,7 +361,7 @@ def native_rows(mod) -> set[int]:
     state = getattr(mod, "_native_state", None)
     if state is None:
         return set()
-    return {m for _, m in mod._native_module().lanes(state)}
+    return {lane[1] for lane in mod._native_module().lanes(state)}
 
 
 class Progress:

@@ -124,8 +124,7 @@ def hot_path(mod, config: KernelConfig, x, weights, biases):
     is reset to this config first. What is timed (under torch.no_grad(), as inference runs), so
     that host time is the per-call cost a user pays for this config."""
     mod.TUNED = {"default": {1: entry(config)}}
-    for cache in (mod._CONFIGS, mod._PLANS, mod._LANES):
-        cache.clear()
+    mod._forget_dispatch()
     with warnings.catch_warnings():  # no table for this GPU, by design
         warnings.simplefilter("ignore")
         mod.mlp(x, weights, biases)

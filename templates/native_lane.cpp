@@ -207,14 +207,6 @@ PyObject* add(PyObject*, PyObject* args) {
   Py_RETURN_NONE;
 }
 
-// clear(state): forget every lane (the module's lanes were reset)
-PyObject* clear(PyObject*, PyObject* capsule) {
-  State* s = state_of(capsule);
-  if (s == nullptr) return nullptr;
-  drop_lanes(s);
-  Py_RETURN_NONE;
-}
-
 PyObject* launch_error(Driver* d, CUresult code) {
   const char* text = nullptr;
   if (d->error_string != nullptr) d->error_string(code, &text);
@@ -352,13 +344,14 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
 }
 
-// lanes(state) -> [(device, m), ...]: what is registered (for tests and mlpgen show)
+// lanes(state) -> [(device, m, threads a block), ...]: what is registered (for tests and
+// mlpgen bench's note)
 PyObject* lanes(PyObject*, PyObject* capsule) {
   State* s = state_of(capsule);
   if (s == nullptr) return nullptr;
   PyObject* list = PyList_New(0);
   for (Lane* l : s->lanes) {
-    PyObject* item = Py_BuildValue("(iL)", l->device, static_cast<long long>(l->m));
+    PyObject* item = Py_BuildValue("(iLI)", l->device, static_cast<long long>(l->m), l->block);
     PyList_Append(list, item);
     Py_DECREF(item);
   }
@@ -368,10 +361,9 @@ PyObject* lanes(PyObject*, PyObject* capsule) {
 PyMethodDef methods[] = {
     {"state", new_state, METH_VARARGS, "state(like, k0, n, numels, capture) -> capsule"},
     {"add", add, METH_VARARGS, "add a lane for (device, m)"},
-    {"clear", clear, METH_O, "forget every lane"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
      "call(state, x, params, out) -> y, or None where the Python lane takes the call"},
-    {"lanes", lanes, METH_O, "lanes(state) -> [(device, m), ...]"},
+    {"lanes", lanes, METH_O, "lanes(state) -> [(device, m, threads), ...]"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "mlpgen_native_lane", nullptr, -1, methods};

@@ -418,7 +418,8 @@ def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monk
     with torch.no_grad():
         fused(fresh(m, 256))  # plans, compiles, opens the lane
     native = mod._native_module()
-    assert native is not None and native.lanes(mod._native_state) == [(0, m)]
+    threads = 32 * KernelConfig(**config).num_warps
+    assert native is not None and native.lanes(mod._native_state) == [(0, m, threads)]
     taken = []  # per native call: whether it took the call
     real = mod._native_call
 
@@ -456,7 +457,7 @@ def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monk
             fused(torch.randn(m, 256, device="cuda"))
         x = fresh(m + 1, 256)  # a new batch: its first call opens its lane
         assert close(fused(x), x) and taken == [False, False, False, False]
-        assert native.lanes(mod._native_state) == [(0, m), (0, m + 1)]
+        assert native.lanes(mod._native_state) == [(0, m, threads), (0, m + 1, threads)]
         assert mod._native_call is real  # registering a lane set it again
         mod._native_call = counted
     taken.clear()

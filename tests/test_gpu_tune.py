@@ -16,6 +16,7 @@ from mlpgen.measure import (
     Measurement,
     WorkerMeasure,
     candidate_module,
+    hot_path,
     measure_candidate,
 )
 from mlpgen.selfcheck import load_module
@@ -82,6 +83,30 @@ def test_num_stages_does_not_change_the_rowblock_kernel(tmp_path):
     kernel = mod.KERNELS[config.kernel_name]
     ptx = [kernel.warmup(*args, 1, grid=(1,), num_warps=4, num_stages=s).asm["ptx"] for s in (1, 3)]
     assert ptx[0] == ptx[1]
+
+
+@pytest.mark.skipif(
+    not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
+)
+def test_each_timed_config_launches_its_own_kernel(tmp_path, monkeypatch):
+    """The tuner times configs that differ only in warps one after another on one candidate
+    module (one kernel source), through the module's calls: each call must launch the kernel
+    compiled for the config being timed. run95's tunes timed every variant as the first one
+    timed: that one's native lane took the calls."""
+    monkeypatch.setenv("MLPGEN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("MLPGEN_NATIVE", raising=False)
+    x, weights, biases = random_problem(HEADLINE, 37, device="cuda")
+    want = reference(HEADLINE, x, weights, biases)
+    for warps in (4, 8, 4):
+        config = KernelConfig(
+            strategy="split", block_m=16, chunk=32, block_n=256, block_k=128, num_warps=warps
+        )
+        mod = candidate_module(HEADLINE, config, tmp_path)
+        with torch.no_grad():
+            call = hot_path(mod, config, x, weights, biases)
+            assert rel_error(call(), want) <= TOLERANCE["fp16"]
+        native = mod._native_module()
+        assert native is not None and native.lanes(mod._native_state) == [(0, 37, 32 * warps)]
 
 
 def test_retune_end_to_end_writes_verified_winners(tmp_path, capsys):

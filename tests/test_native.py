@@ -41,8 +41,8 @@ def test_builds_once_and_keeps_lanes(module, native_cache, load_generated, tmp_p
     args = ([-2, -3, 0, 1, 2, 3, -1], [0, 0, 0, 0, 0, 0, 3], [])
     native.add(state, 0, 3, 0, 1, 1, 4, 0, False, False, *args)
     native.add(state, 0, 7, 0, 1, 1, 4, 0, False, False, *args)
-    native.add(state, 0, 3, 0, 2, 1, 4, 0, False, False, *args)  # replaces (0, 3)
-    assert native.lanes(state) == [(0, 3), (0, 7)]
+    native.add(state, 0, 3, 0, 2, 1, 8, 0, False, False, *args)  # replaces (0, 3)
+    assert native.lanes(state) == [(0, 3, 256), (0, 7, 128)]
     assert native.call(state, x, params, None) is None  # a CPU tensor: not the lane's call
     assert native.call(state, "x", params, None) is None
     with pytest.raises(ValueError, match="names no argument"):
@@ -51,12 +51,37 @@ def test_builds_once_and_keeps_lanes(module, native_cache, load_generated, tmp_p
         native.add(state, 0, 5, 0, 1, 1, 4, 0, False, False, [-2, -3], [0], [])
     with pytest.raises(TypeError):
         native.call(state, x)
-    native.clear(state)
-    assert native.lanes(state) == []
     # another generated module (another spec) loads the same build: nothing compiles again
     other = load_generated(MLPSpec((8, 4), act="relu", dtype="fp32"))[0]
     other.subprocess = types.SimpleNamespace(run=None)  # a compile would call it and fail
     assert other._native_module().__file__ == native.__file__
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler (c++) on this machine")
+def test_the_tuners_hot_path_forgets_earlier_lanes(module):
+    """measure.hot_path times config after config on one candidate module (a kernel's warps and
+    stages variants share it), each through the module's calls: the native lanes of the earlier
+    configs must go, or they take the calls and launch their own kernels (run95's tunes timed
+    every variant of a kernel as the first one timed). Whether calls check for a CUDA-graph
+    capture follows the new table too."""
+    from mlpgen.emit import GRAPH, entry
+    from mlpgen.measure import hot_path
+    from mlpgen.space import heuristic_config
+    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+    native = module._native_module()
+    module._native_state = native.state(torch.empty(0), 8, 5, [96, 12, 60, 5], False)
+    module._native_call = native.call
+    config = heuristic_config(SPEC, 3)
+    x, w, b = random_problem(SPEC, 3)
+    call = hot_path(module, config, x, w, b)
+    assert module._native_state is None and module._native_call is None
+    assert rel_error(call(), reference(SPEC, x, w, b)) <= TOLERANCE["fp32"]
+    assert not module._GRAPH_CELLS
+    cell = entry(config)
+    module.TUNED = {"default": {1: cell | {GRAPH + k: v for k, v in cell.items()}}}
+    module._forget_dispatch()
+    assert module._GRAPH_CELLS
 
 
 def test_off_and_unbuildable_leave_the_python_lane(load_generated, monkeypatch, tmp_path):
