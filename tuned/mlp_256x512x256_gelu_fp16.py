@@ -46,12 +46,12 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 56.664, "eager_us": 8.428, "host_us": 14.993, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 4.416},
-        16: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 65.072, "eager_us": 8.104, "graph_block_k": 128, "graph_block_m": 16, "graph_block_n": 16, "graph_chunk": 64, "graph_kernel": "_k_chain_m16_n16_k128", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 4.59, "host_us": 15.563, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.064},
-        64: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 60.934, "eager_us": 8.181, "graph_block_k": 128, "graph_block_m": 16, "graph_block_n": 16, "graph_chunk": 64, "graph_kernel": "_k_chain_m16_n16_k128", "graph_num_stages": 3, "graph_num_warps": 2, "graph_strategy": "chain", "graph_us": 4.744, "host_us": 13.773, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.701},
-        256: {"block_k": 128, "block_m": 16, "block_n": 128, "chunk": 64, "eager_host_us": 55.773, "eager_us": 8.93, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n32_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 5.594, "host_us": 9.794, "kernel": "_k_split_m16_c64_n128_k128", "num_stages": 1, "num_warps": 8, "strategy": "split", "us": 6.712},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 55.577, "eager_us": 9.824, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n32_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 6.464, "host_us": 13.772, "kernel": "_k_persist_m64_n64_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 8.266},
-        4096: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 57.644, "eager_us": 14.736, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 128, "graph_chunk": 64, "graph_kernel": "_k_layered_m64_n128_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "layered", "graph_us": 10.605, "host_us": 16.185, "kernel": "_k_persist_m64_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 12.977},
+        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 42.302, "eager_us": 8.371, "host_us": 6.568, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 4.085},
+        16: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 44.476, "eager_us": 7.976, "graph_block_k": 128, "graph_block_m": 16, "graph_block_n": 16, "graph_chunk": 64, "graph_kernel": "_k_chain_m16_n16_k128", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 4.618, "host_us": 7.159, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.185},
+        64: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 58.251, "eager_us": 8.194, "graph_block_k": 128, "graph_block_m": 16, "graph_block_n": 16, "graph_chunk": 64, "graph_kernel": "_k_chain_m16_n16_k128", "graph_num_stages": 3, "graph_num_warps": 2, "graph_strategy": "chain", "graph_us": 4.706, "host_us": 6.55, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 5.587},
+        256: {"block_k": 128, "block_m": 16, "block_n": 128, "chunk": 64, "eager_host_us": 56.488, "eager_us": 8.795, "graph_block_k": 128, "graph_block_m": 64, "graph_block_n": 16, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n16_k128", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 5.155, "host_us": 8.444, "kernel": "_k_split_m16_c64_n128_k128", "num_stages": 1, "num_warps": 8, "strategy": "split", "us": 6.69},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 55.782, "eager_us": 9.691, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n32_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 6.413, "host_us": 8.933, "kernel": "_k_persist_m64_n64_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 8.017},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 256, "chunk": 64, "eager_host_us": 65.329, "eager_us": 14.524, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 128, "graph_chunk": 64, "graph_kernel": "_k_layered_m64_n128_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "layered", "graph_us": 10.466, "host_us": 13.161, "kernel": "_k_persist_m64_n256_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 12.832},
         16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 46.524, "eager_us": 34.813, "host_us": 23.565, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "us": 22.94},
         65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 120.131, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream_tma", "us": 85.166},
         262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 456.932, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream_tma", "us": 320.545},
@@ -70,7 +70,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [16, 64], "compile_seconds": 23.8, "cuda": "13.0", "date": "2026-11-30T13:38:30", "exhaustive": True, "gpu": "NVIDIA H200", "measured": 197, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 30.2, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096], "compile_seconds": 25.0, "cuda": "13.0", "date": "2026-11-30T17:23:29", "exhaustive": True, "gpu": "NVIDIA H200", "measured": 729, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 77.4, "workers": 1},
 }
 
 
@@ -239,6 +239,70 @@ def _k_chain_m16_n16_k128_l1(x_ptr, y_ptr, w_ptr, b_ptr, M):
 
 
 @triton.jit(do_not_specialize=["M"])
+def _k_chain_m64_n16_k128_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
+    # chain layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=16, BLOCK_K=128
+    _pdl_release()  # the next layer's kernel may be scheduled now: it waits for this one's output
+    pid = tl.program_id(0)
+    m_tiles = tl.cdiv(M, 64)
+    group = pid // 256
+    first = group * 8
+    rows_in_group = tl.minimum(m_tiles - first, 8)
+    local = pid % 256
+    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
+    cols = (local // rows_in_group) * 16 + tl.arange(0, 16)
+    acc = tl.zeros((64, 16), dtype=tl.float32)
+    for k0 in range(0, 256, 128):
+        ks = k0 + tl.arange(0, 128)
+        a = tl.load(
+            x_ptr + rows[:, None] * 256 + ks[None, :],
+            mask=(rows[:, None] < M),
+            other=0.0,
+        )
+        w = tl.load(
+            w_ptr + cols[:, None] * 256 + ks[None, :],
+        )
+        acc = tl.dot(a, tl.trans(w), acc)
+    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 512 + cols[None, :],
+        _gelu_f16(acc),
+        mask=(rows[:, None] < M),
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_chain_m64_n16_k128_l1(x_ptr, y_ptr, w_ptr, b_ptr, M):
+    # chain layer 1: 512 -> 256, none; BLOCK_M=64, BLOCK_N=16, BLOCK_K=128
+    _pdl_wait()  # x is the previous layer's output: wait for that kernel to finish and flush
+    pid = tl.program_id(0)
+    m_tiles = tl.cdiv(M, 64)
+    group = pid // 128
+    first = group * 8
+    rows_in_group = tl.minimum(m_tiles - first, 8)
+    local = pid % 128
+    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
+    cols = (local // rows_in_group) * 16 + tl.arange(0, 16)
+    acc = tl.zeros((64, 16), dtype=tl.float32)
+    for k0 in range(0, 512, 128):
+        ks = k0 + tl.arange(0, 128)
+        a = tl.load(
+            x_ptr + rows[:, None] * 512 + ks[None, :],
+            mask=(rows[:, None] < M),
+            other=0.0,
+        )
+        w = tl.load(
+            w_ptr + cols[:, None] * 512 + ks[None, :],
+        )
+        acc = tl.dot(a, tl.trans(w), acc)
+    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 256 + cols[None, :],
+        acc.to(tl.float16),
+        mask=(rows[:, None] < M),
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
 def _k_chain_m64_n32_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
     # chain layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=32, BLOCK_K=64
     _pdl_release()  # the next layer's kernel may be scheduled now: it waits for this one's output
@@ -334,16 +398,16 @@ def _k_layered_m64_n128_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_persist_m64_n128_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
-    # persist: BLOCK_M=64, BLOCK_N=128, BLOCK_K=64
+def _k_persist_m64_n256_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
+    # persist: BLOCK_M=64, BLOCK_N=256, BLOCK_K=64
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     m_tiles = tl.cdiv(M, 64)
     # layer 0: 256 -> 512, gelu
-    for t in range(pid, m_tiles * 4, nprog):
-        rows = ((t // 4) * 64 + tl.arange(0, 64)).to(tl.int64)
-        cols = (t % 4) * 128 + tl.arange(0, 128)
-        acc = tl.zeros((64, 128), dtype=tl.float32)
+    for t in range(pid, m_tiles * 2, nprog):
+        rows = ((t // 2) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 2) * 256 + tl.arange(0, 256)
+        acc = tl.zeros((64, 256), dtype=tl.float32)
         for k0 in range(0, 256, 64):
             ks = k0 + tl.arange(0, 64)
             a = tl.load(
@@ -372,10 +436,10 @@ def _k_persist_m64_n128_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr
         tl.atomic_xchg(sync_ptr, 0)
         tl.atomic_xchg(sync_ptr + 1, 0)
     # layer 1: 512 -> 256, none
-    for t in range(pid, m_tiles * 2, nprog):
-        rows = ((t // 2) * 64 + tl.arange(0, 64)).to(tl.int64)
-        cols = (t % 2) * 128 + tl.arange(0, 128)
-        acc = tl.zeros((64, 128), dtype=tl.float32)
+    for t in range(pid, m_tiles * 1, nprog):
+        rows = ((t // 1) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 1) * 256 + tl.arange(0, 256)
+        acc = tl.zeros((64, 256), dtype=tl.float32)
         for k0 in range(0, 512, 64):
             ks = k0 + tl.arange(0, 64)
             a = tl.load(
@@ -738,10 +802,12 @@ def _k_stream_tma_m128_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M)
 KERNELS = {
     "_k_chain_m16_n16_k128_l0": _k_chain_m16_n16_k128_l0,
     "_k_chain_m16_n16_k128_l1": _k_chain_m16_n16_k128_l1,
+    "_k_chain_m64_n16_k128_l0": _k_chain_m64_n16_k128_l0,
+    "_k_chain_m64_n16_k128_l1": _k_chain_m64_n16_k128_l1,
     "_k_chain_m64_n32_k64_l0": _k_chain_m64_n32_k64_l0,
     "_k_chain_m64_n32_k64_l1": _k_chain_m64_n32_k64_l1,
     "_k_layered_m64_n128_k64_l0": _k_layered_m64_n128_k64_l0,
-    "_k_persist_m64_n128_k64": _k_persist_m64_n128_k64,
+    "_k_persist_m64_n256_k64": _k_persist_m64_n256_k64,
     "_k_persist_m64_n64_k64": _k_persist_m64_n64_k64,
     "_k_split_m16_c128_n128_k128": _k_split_m16_c128_n128_k128,
     "_k_split_m16_c32_n256_k128": _k_split_m16_c32_n256_k128,

@@ -46,11 +46,11 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 156.021, "eager_us": 18.112, "host_us": 12.147, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 4.414},
-        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 171.546, "eager_us": 19.613, "host_us": 16.197, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.066},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 171.31, "eager_us": 21.573, "host_us": 18.569, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.141},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 166.589, "eager_us": 30.035, "host_us": 17.402, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 4.429},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 212.077, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 31.815},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 137.299, "eager_us": 18.104, "host_us": 6.921, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 4.477},
+        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 116.188, "eager_us": 19.07, "host_us": 6.963, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.086},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 120.623, "eager_us": 21.636, "host_us": 6.996, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.14},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 112.087, "eager_us": 29.864, "host_us": 8.598, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 4.469},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 210.915, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 31.848},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
@@ -62,7 +62,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 64, 1024, 16384, 262144], "compile_seconds": 14.9, "cuda": "13.0", "date": "2026-11-30T13:16:02", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 70, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 35.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 20.2, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 64, 1024, 16384, 262144], "compile_seconds": 17.2, "cuda": "13.0", "date": "2026-11-30T17:24:13", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 72, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 60.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 16.7, "workers": 1},
 }
 
 
