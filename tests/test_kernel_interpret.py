@@ -223,7 +223,7 @@ def test_chain_kernels_wait_for_their_input_and_release_the_next(load_generated,
             assert text.index("_pdl_wait()") < text.index("tl.load(")
     mod, _ = load_generated(spec, gpu_key=KEY, table={1: entry(cfg)})
     mod.TUNED["default"] = {1: entry(cfg)}  # the interpreter runs the default table
-    mod._CONFIGS.clear()
+    mod._forget_dispatch()
     assert mod._pdl_wait is mod._pdl_off and mod._PDL == [False]
     monkeypatch.setattr(mod, "_PDL", [True])
     launched = []
@@ -283,7 +283,7 @@ def test_layered_module_runs_one_kernel_per_hidden_layer(load_generated, monkeyp
     spec = MLPSpec((24, 40, 48, 8), act="gelu", dtype="fp32")
     mod, _ = load_generated(spec, gpu_key=KEY, table={1: entry(LAYERED[0])})
     mod.TUNED["default"] = {1: entry(LAYERED[0])}  # the interpreter runs the default table
-    mod._CONFIGS.clear()
+    mod._forget_dispatch()
     launched = []
     real = mod._run
     monkeypatch.setattr(
