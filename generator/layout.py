@@ -219,3 +219,45 @@ def plan_split(spec: MLPSpec, config: KernelConfig) -> SplitPlan:
         act=spec.act,
         out_act=spec.out_act,
     )
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """The cluster strategy (two layers): split's hidden chunks, one CTA each, as one thread-block
+    cluster per row block; CTA r owns output columns r*bn.. and receives every CTA's partial
+    outputs for them into its shared memory (ctas slots of block_m x bn fp32: buffer_bytes)."""
+
+    k: int
+    hidden: int
+    n: int
+    ctas: int  # CTAs a cluster: hidden chunks
+    bn: int  # output columns a CTA owns (a power of two: n <= ctas * bn)
+    np: int  # the partial output's columns (n rounded up to a power of two)
+    buffer_bytes: int
+    mask_k: bool
+    mask_hidden: bool
+    mask_n: bool
+    act: str
+    out_act: str
+
+
+def plan_cluster(spec: MLPSpec, config: KernelConfig) -> ClusterPlan:
+    if spec.depth != 2:
+        raise ValueError(f"the cluster strategy needs 2 layers, {spec.name} has {spec.depth}")
+    k, hidden, n = spec.widths
+    ctas = -(-hidden // config.chunk)
+    bn = next_pow2(-(-n // ctas))
+    return ClusterPlan(
+        k=k,
+        hidden=hidden,
+        n=n,
+        ctas=ctas,
+        bn=bn,
+        np=next_pow2(n),
+        buffer_bytes=ctas * config.block_m * bn * 4,
+        mask_k=k % config.block_k != 0,
+        mask_hidden=hidden % config.chunk != 0,
+        mask_n=n != next_pow2(n),
+        act=spec.act,
+        out_act=spec.out_act,
+    )

@@ -12,6 +12,7 @@ import jinja2
 import mlpgen.templates
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.layout import (
+    plan_cluster,
     plan_hidden_tiles,
     plan_layers,
     plan_split,
@@ -29,6 +30,7 @@ PLANNERS = {
     "stream": plan_stream,
     "stream_tma": plan_stream,
     "split": plan_split,
+    "cluster": plan_cluster,
     "layered": plan_hidden_tiles,
     "chain": plan_tiles,
 }
@@ -140,6 +142,7 @@ def render_module(
             packed=packed_activations(spec),
             out_act_grad_src=ACTIVATIONS[spec.out_act].grad_src,
             native_source=native_source(),
+            clusters=any(c.strategy == "cluster" for c in kernels.values()),
         )
     )
 

@@ -85,6 +85,16 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         # the layer-1 k loop is unrolled (static_range): no pipeliner loop, stages change nothing
         "num_stages": (1,),
     },
+    "cluster": {
+        # split's decomposition handed over through a cluster's distributed shared memory: on
+        # the H200 (BENCHMARKS.md, fourteenth session) 16-row tiles with 32-column chunks and 4
+        # warps were the fastest at 1-64 rows; taller tiles and 8 warps were slower
+        "block_m": (16,),
+        "chunk": (32, 64),
+        "block_k": (128,),
+        "num_warps": (2, 4),
+        "num_stages": (1,),
+    },
     "layered": {
         # the H200 tune of the headline (BENCHMARKS.md) measured 3 and 4 stages and block_n 256
         # too: 4 stages won once by 2%, block_n 256 never, so they are not compiled
@@ -109,10 +119,21 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
     "torch": {},  # the unfused torch path: always a candidate, in every bucket
 }
 # strategies whose block_m tiles the batch rows (a tile taller than the bucket is dominated)
-ROW_TILED = ("rowblock", "persist", "stream", "stream_tma", "split", "layered", "chain")
+ROW_TILED = ("rowblock", "persist", "stream", "stream_tma", "split", "cluster", "layered", "chain")
 # split reduces through fp32 atomics whose traffic grows with M (M x out x hidden/chunk): on the
 # H200 it already lost to eager at 1024 rows (BENCHMARKS.md), so larger buckets do not time it
 SPLIT_MAX_BUCKET = 4096
+# cluster's hand-over grows with the rows like split's (every partial output crosses to its
+# owner once); on the H200 it won from 1 to 64 rows, larger buckets are left to the tuner up to
+# this one
+CLUSTER_MAX_BUCKET = 256
+# Hopper's thread-block clusters: at most 8 CTAs portably, 16 where the launch allows it
+# (triton's launch does for 16), in powers of two here (the slots are summed over an arange)
+CLUSTER_SIZES = (2, 4, 8, 16)
+# the cluster kernel's receive buffer: the module launches it with triton's own shared memory
+# plus the buffer, within the 48 KiB a launch gets without opting in (it refuses more), so the
+# buffer is kept to a part of that (the headline's: 16 KiB beside triton's 12 on the H200)
+CLUSTER_BUFFER_MAX = 32 * 1024
 # layered launches one kernel per layer (the host cost of eager's GEMMs) and pays off by saving
 # memory traffic, which small batches do not have: smaller buckets do not time it
 LAYERED_MIN_BUCKET = 1024
@@ -266,6 +287,24 @@ def split_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | 
     return shared_reason(smem, max_shared)
 
 
+def cluster_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
+    if spec.depth != 2:
+        return "the cluster strategy needs exactly 2 layers"
+    k, hidden, n = spec.widths
+    ctas = -(-hidden // config.chunk)
+    if ctas not in CLUSTER_SIZES:
+        return f"{ctas} hidden chunks: a cluster takes {', '.join(map(str, CLUSTER_SIZES))} CTAs"
+    b = ELEM_BYTES[spec.dtype]
+    m, c, kk, np_ = config.block_m, config.chunk, config.block_k, next_pow2(n)
+    live = m * c * (4 + b) + m * np_ * 4 + m * kk * b  # hidden slice, partial outputs, x tile
+    if (why := register_reason(live // (4 * 32 * config.num_warps), config.num_warps)) is not None:
+        return why
+    buffer = ctas * m * next_pow2(-(-n // ctas)) * 4
+    if buffer > CLUSTER_BUFFER_MAX:
+        return f"a {buffer // 1024} KiB receive buffer (max {CLUSTER_BUFFER_MAX // 1024})"
+    return shared_reason(max((m + c) * kk, (m + np_) * c) * b + buffer, max_shared)
+
+
 EPILOGUE_ACTS = ("relu", "gelu_tanh")  # activations cuBLASLt's epilogue computes exactly
 
 
@@ -285,6 +324,7 @@ RULES = {
     "stream": stream_reason,
     "stream_tma": stream_tma_reason,
     "split": split_reason,
+    "cluster": cluster_reason,
     "layered": layered_reason,
     "chain": chain_reason,
     "epilogue": epilogue_reason,
@@ -315,6 +355,8 @@ def dominated_reason(spec: MLPSpec, config: KernelConfig, bucket: int) -> str | 
         return f"chain in a bucket outside {lo}-{hi} rows: its launches' gap matters less there"
     if config.strategy == "stream_tma" and bucket < STREAM_TMA_MIN_BUCKET:
         return f"stream_tma in a bucket under {STREAM_TMA_MIN_BUCKET} rows: descriptor setup"
+    if config.strategy == "cluster" and bucket > CLUSTER_MAX_BUCKET:
+        return f"cluster over {CLUSTER_MAX_BUCKET} rows: its hand-over grows with the bucket"
     if config.strategy == "split":
         if bucket > SPLIT_MAX_BUCKET:
             return f"split over {SPLIT_MAX_BUCKET} rows: its atomic reduction grows with the bucket"
@@ -393,21 +435,31 @@ def reason_kind(reason: str) -> str:
         ("hidden layer", "depth"),
         ("nothing to chain", "depth"),
         ("tl.dot", "dot shape"),
+        ("receive buffer", "shared memory"),
+        ("a cluster takes", "cluster size"),
+        ("clusters need", "no clusters"),
     ):
         if word in reason:
             return kind
     return "other"
 
 
-def search_space(spec: MLPSpec, bucket: int, max_shared: int = MAX_SHARED) -> SearchSpace:
+NO_CLUSTERS = "thread-block clusters need an sm_90 GPU"
+
+
+def search_space(
+    spec: MLPSpec, bucket: int, max_shared: int = MAX_SHARED, clusters: bool = False
+) -> SearchSpace:
     """Every table config, split into the feasible candidates for this bucket and the dropped
     ones with their reasons. The heuristic default is always a candidate when it is feasible,
-    and the torch path always is."""
+    and the torch path always is. clusters: the GPU launches thread-block clusters (sm_90+)."""
     default = heuristic_config(spec, bucket)
     candidates, dropped = [], []
     for strategy in DOMAINS:
         for config in configs_of(strategy):
             reason = infeasible_reason(spec, config, max_shared)
+            if reason is None and strategy == "cluster" and not clusters:
+                reason = NO_CLUSTERS
             if reason is None and config != default:
                 reason = dominated_reason(spec, config, bucket)
             if reason is None:
@@ -499,6 +551,8 @@ def strategy_seeds(spec: MLPSpec, m: int, max_shared: int = MAX_SHARED) -> list[
     ]
     if m <= SPLIT_MAX_BUCKET:
         seeds.append(KernelConfig("split", **split_tiles(m)))
+    if m <= CLUSTER_MAX_BUCKET:  # the H200 probe's best tile (kept only where clusters run)
+        seeds.append(KernelConfig("cluster", block_m=16, chunk=32, block_k=128, num_warps=4))
     if m >= STREAM_TMA_MIN_BUCKET:  # the H200 probe's best TMA tile
         seeds.append(
             KernelConfig("stream_tma", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2)

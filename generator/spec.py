@@ -15,6 +15,7 @@ STRATEGIES = (
     "stream",
     "stream_tma",
     "split",
+    "cluster",
     "layered",
     "chain",
     "epilogue",
@@ -124,6 +125,10 @@ class KernelConfig:
       a time) and adds that into an fp32 workspace with atomics; the last program of a row block
       to arrive adds the bias and writes y. The weights are read by many SMs, and no program
       waits for another (no grid barrier).
+    cluster: split's programs of one row block as one thread-block cluster (sm_90): each CTA
+      stores its partial outputs into the shared memory of the CTA that owns those columns
+      (distributed shared memory), and after the cluster's barrier each CTA sums its columns:
+      no atomics, no workspace, a fixed summation order.
     layered: for large batches: one Triton GEMM per hidden layer (block_m x block_n tiles, a
       block_k loop) with the bias and activation applied before its one store, so the hidden
       activation crosses memory twice instead of four times (no separate activation pass, for
@@ -169,6 +174,8 @@ class KernelConfig:
             return f"_k_{self.strategy}_m{self.block_m}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "split":
             return f"_k_split_m{self.block_m}_c{self.chunk}_n{self.block_n}_k{self.block_k}"
+        if self.strategy == "cluster":
+            return f"_k_cluster_m{self.block_m}_c{self.chunk}_k{self.block_k}"
         if self.strategy in ("stream", "stream_tma"):
             return f"_k_{self.strategy}_m{self.block_m}_n{self.block_n}_c{self.chunk}"
         return f"_k_{self.strategy}_m{self.block_m}_c{self.chunk}"

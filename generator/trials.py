@@ -169,7 +169,7 @@ def replay(log_path: Path, trials: int, seeds: int, buckets=None) -> list[dict]:
             # over the space the log measured (today's may have grown since); what fitted in
             # the GPU's shared memory is in its measurements, so no limit of ours prunes it
             results = search(
-                Job(spec, key, options, recorded=covered, max_shared=1 << 30),
+                Job(spec, key, options, recorded=covered, max_shared=1 << 30, clusters=True),
                 [measure],
                 optuna.storages.InMemoryStorage(),
                 Progress(0, enabled=False),

@@ -341,6 +341,7 @@ class Job:
     previous: dict = field(default_factory=dict)  # this GPU's TUNED table, {bucket: cell}
     max_shared: int = MAX_SHARED
     recorded: dict | None = None  # {bucket: configs}: search only these (a replayed log's)
+    clusters: bool = False  # the GPU launches thread-block clusters (sm_90+)
 
 
 def previous_config(previous: dict, bucket: int) -> KernelConfig | None:
@@ -359,7 +360,7 @@ def plan(job: Job) -> list[Bucket]:
     previous winner, the torch path, then one seed config per kernel strategy."""
     out = []
     for b in job.options.buckets:
-        space = search_space(job.spec, b, job.max_shared)
+        space = search_space(job.spec, b, job.max_shared, job.clusters)
         if job.recorded is not None:
             space = space.within(job.recorded.get(b, ()))
         n = len(space.candidates)
@@ -844,6 +845,7 @@ def tune_module(path: Path, args) -> dict:
         opts,
         tuned.get(key, {}),
         getattr(props, "shared_memory_per_block_optin", 0) or MAX_SHARED,
+        clusters=props.major >= 9,
     )
     storage = opts.storage or default_storage(path)
     tty = sys.stderr.isatty()

@@ -156,6 +156,64 @@ def test_split_many_programs(load_generated, widths, act, dtype):
         assert not acc.any() and not counts.any()
 
 
+CLUSTER = [
+    KernelConfig(strategy="cluster", block_m=16, chunk=32, block_k=128, num_warps=4),
+    KernelConfig(strategy="cluster", block_m=16, chunk=64, block_k=128, num_warps=2),
+]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize(
+    "widths, act, bias",
+    [
+        ((256, 512, 256), "gelu", True),
+        ((100, 250, 70), "silu", True),
+        ((33, 64, 17), "relu", False),
+    ],
+)
+def test_cluster_kernels(load_generated, widths, act, bias, dtype):
+    """The hand-over through distributed shared memory on Hopper: clusters of 2-16 CTAs, the
+    paired remote stores whatever pairs the layout gives, masked rows and odd widths; every
+    launch on fresh inputs right at 1, 2, 17 and 300 rows (a partial row block, many
+    clusters), rows past M of a NaN-poisoned output untouched; launched as clusters (the
+    compiled kernel's metadata: CTAs a cluster, triton's shared memory plus the buffer); and
+    replayed from a CUDA graph on new inputs."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need an sm_90 GPU")
+    from mlpgen.layout import plan_cluster
+
+    spec = MLPSpec(widths, act=act, dtype=dtype, bias=bias)
+    smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+    tiles = [c for c in CLUSTER if infeasible_reason(spec, c, smem) is None]
+    assert len(tiles) == (1 if widths[1] == 64 else 2)  # 64 hidden: one 64-wide chunk, no pair
+    table = {i: entry(c) for i, c in enumerate(tiles, 1)}
+    mod, _ = load_generated(spec, gpu_key="test", table=table)
+    for m in (1, 2, 17, 300):
+        for cell in table.values():
+            for _ in range(3):
+                x, weights, biases = random_problem(spec, m, device="cuda")
+                buf = torch.full((m + 3, widths[-1]), math.nan, device="cuda", dtype=x.dtype)
+                mod._launch(x, weights, biases, cell, out=buf[:m])
+                assert torch.isnan(buf[m:]).all(), (m, cell["kernel"])
+                err = rel_error(buf[:m], reference(spec, x, weights, biases))
+                assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
+    for c in tiles:
+        plan = plan_cluster(spec, c)
+        [compiled] = [v for k, v in mod._COMPILED.items() if k[0].__name__ == c.kernel_name]
+        warps, ctas, shared = compiled.packed_metadata
+        assert (warps, ctas) == (c.num_warps, plan.ctas)
+        assert shared == (compiled.metadata.shared + 15) // 16 * 16 + plan.buffer_bytes
+    x, weights, biases = random_problem(spec, 5, device="cuda")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = mod._launch(x, weights, biases, table[1])
+    for _ in range(3):
+        fresh, _, _ = random_problem(spec, 5, device="cuda")
+        x.copy_(fresh)
+        graph.replay()
+        assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE[dtype]
+
+
 LAYERED = [
     KernelConfig("layered", block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=3),
     KernelConfig("layered", block_m=64, block_n=256, block_k=64, num_warps=4, num_stages=4),

@@ -314,6 +314,7 @@ def test_compile_fullgraph_runs_a_layered_config(load_generated, monkeypatch, st
 
 LANE_CONFIGS = {  # strategy -> (a config, whether its lane launches the kernel itself)
     "split": (dict(strategy="split", block_m=16, chunk=32, block_n=256, block_k=128), True),
+    "cluster": (dict(strategy="cluster", block_m=16, chunk=32, block_k=128), True),
     "stream": (dict(strategy="stream", block_m=16, block_n=64, chunk=64, num_warps=8), True),
     "persist": (dict(strategy="persist", block_m=64, block_n=64, block_k=64), True),
     "layered": (dict(strategy="layered", block_m=64, block_n=128, block_k=64, num_warps=8), False),
@@ -386,10 +387,14 @@ def native_cache(tmp_path_factory):
     return str(tmp_path_factory.mktemp("mlpgen_cache"))
 
 
+# cluster launches are triton's C launch's: the native lane declines num_ctas > 1
+NATIVE = sorted(s for s, (_, own) in LANE_CONFIGS.items() if own and s != "cluster")
+
+
 @pytest.mark.skipif(
     not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
 )
-@pytest.mark.parametrize("strategy", sorted(s for s, (_, own) in LANE_CONFIGS.items() if own))
+@pytest.mark.parametrize("strategy", NATIVE)
 def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monkeypatch):
     """A kernel lane is given to the native lane, which takes its inference calls: right on
     fresh inputs each call (a batch that is no multiple of the block), from FusedMLP and mlp(),

@@ -336,3 +336,28 @@ def test_reference_agrees_with_verify_reference(load_generated):
     x, weights, biases = random_problem(spec, 5)
     torch.testing.assert_close(mod.reference(x, weights, biases), reference(spec, x, weights))
     assert ACTIVATIONS["gelu_tanh"].torch_fn(torch.ones(1)).item() == pytest.approx(0.8412, 1e-3)
+
+
+def test_a_cluster_cell_takes_the_torch_path_where_clusters_cannot_run(load_generated):
+    """The cluster kernel's PTX (thread-block clusters, distributed shared memory) runs on sm_90
+    GPUs only; in the interpreter (and on CPU tensors, older GPUs, a triton without its C
+    launch) a cluster cell's rows take the torch path: right, through FusedMLP and mlp(), and
+    the plan holds no kernel. (tests/test_gpu_kernels.py runs the kernel on the GPU.)"""
+    spec = MLPSpec((100, 250, 70), act="silu", dtype="fp32")
+    cfg = KernelConfig("cluster", block_m=16, chunk=64, block_k=128, num_warps=4)
+    mod, _ = load_generated(spec)
+    mod.TUNED["default"] = {1: entry(cfg)}  # the interpreter runs the default table
+    mod._forget_dispatch()
+    x, weights, biases = random_problem(spec, 19, device="cpu")
+    plan = mod._Plan(mod.config_for(19, "default"), 19, x)
+    assert plan.cfg["strategy"] == "cluster" and plan.kernel is None
+    assert plan.torch_path is mod.reference and not mod._clusters_run(x)
+    want = reference(spec, x, weights, biases)
+    assert rel_error(mod._launch(x, weights, biases, plan.cfg), want) <= TOLERANCE["fp32"]
+    params = [p for pair in zip(weights, biases) for p in pair]
+    assert rel_error(mod.mlp(x, weights, biases), want) <= TOLERANCE["fp32"]
+    fused = mod.FusedMLP()
+    with torch.no_grad():
+        for p, q in zip(fused.parameters(), params):
+            p.copy_(q)
+        assert rel_error(fused(x), want) <= TOLERANCE["fp32"]

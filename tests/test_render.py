@@ -2,7 +2,7 @@ import ast
 
 import pytest
 
-from mlpgen.emit import default_table, format_literal, read_module, write_module
+from mlpgen.emit import default_table, entry, format_literal, read_module, write_module
 from mlpgen.layout import chunks_of, plan_layers
 from mlpgen.render import render_kernel
 from mlpgen.space import DEFAULT_BUCKETS, dominated_reason, heuristic_config, infeasible_reason
@@ -219,3 +219,64 @@ def test_split_adds_relaxed_and_arrives_acq_rel():
     tail = src[src.index('sem="acq_rel"') :]
     read, zero = tail.index('cache_modifier=".cg"'), tail.index("tl.store(acc, tl.zeros(")
     assert read < tail.index("tl.debug_barrier()", read) < zero
+
+
+# compiles one kernel of a generated module for sm_90 (run without TRITON_INTERPRET, which
+# the tests set: the module's kernels must be JIT functions); prints what the test checks
+COMPILE_FOR_HOPPER = """
+import json, sys
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource, compile
+from mlpgen.selfcheck import load_module
+mod = load_module(sys.argv[1])
+kernel = mod.KERNELS[sys.argv[2]]
+pointer = {"fp16": "*fp16", "bf16": "*bf16", "fp32": "*fp32"}[sys.argv[3]]
+signature = {name: "i32" if name == "M" else pointer for name in kernel.arg_names}
+compiled = compile(ASTSource(kernel, signature, {}), target=GPUTarget("cuda", 90, 32),
+                   options={"num_warps": 4, "num_stages": 1})
+print(json.dumps({"ptx": compiled.asm["ptx"], "cubin": len(compiled.asm["cubin"]),
+                  "launch": mod._CLUSTER_LAUNCH[kernel]}))
+"""
+
+
+@pytest.mark.parametrize(
+    "widths, act, dtype, bias, chunk",
+    [
+        ((256, 512, 256), "gelu", "fp16", True, 32),  # the headline: 16 CTAs a cluster
+        ((100, 250, 70), "silu", "bf16", True, 64),  # masked k, hidden and n; 4 CTAs
+        ((33, 64, 17), "relu", "fp32", False, 32),  # no biases; 2 CTAs
+    ],
+)
+def test_cluster_kernel_compiles_for_hopper(tmp_path, widths, act, dtype, bias, chunk):
+    """The cluster kernel, whose inline PTX the interpreter cannot run (the module takes the
+    torch path there), compiled for sm_90 by triton's own compiler and ptxas without a GPU: its
+    PTX passes the cluster barrier twice (arrive, wait, then arrive and wait again), finds its
+    buffer from the launch's shared memory size and hands the outputs over with paired remote
+    stores; the module records its cluster size and receive buffer for the launch
+    (ClusterPlan: CTAs x 16 rows x owned columns x 4 bytes)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from mlpgen.layout import plan_cluster
+
+    spec = MLPSpec(widths, act=act, dtype=dtype, bias=bias)
+    config = KernelConfig("cluster", block_m=16, chunk=chunk, block_k=128, num_warps=4)
+    assert infeasible_reason(spec, config) is None
+    path = write_module(
+        tmp_path / f"{spec.name}.py", spec, gpu_key="test", table={1: entry(config)}
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run(
+        [sys.executable, "-c", COMPILE_FOR_HOPPER, str(path), config.kernel_name, dtype],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    plan = plan_cluster(spec, config)
+    assert got["launch"] == [plan.ctas, plan.ctas * 16 * plan.bn * 4]
+    ptx = got["ptx"]
+    assert ptx.count("barrier.cluster.arrive") == 2 and ptx.count("barrier.cluster.wait") == 2
+    assert "st.shared::cluster.v2.f32" in ptx and "mapa.shared::cluster" in ptx
+    assert "%dynamic_smem_size" in ptx and got["cubin"] > 0

@@ -101,6 +101,7 @@ def test_headline_space_sizes():
         "registers": 10,
         "shared memory": 2,
         "no epilogue": 1,  # gelu: cuBLASLt's GELU epilogue is the tanh approximation
+        "no clusters": 4,  # cluster's 4 (clusters=True: test_cluster_candidates_only_where...)
     }
 
 
@@ -252,3 +253,37 @@ def test_rowblock_loads_its_weights_first_where_they_fit_in_registers():
     assert space.registers_per_thread(deep, small) > space.registers_per_thread(
         deep, KernelConfig(block_m=64, chunk=64, num_warps=8)
     )
+
+
+def test_cluster_candidates_only_where_the_gpu_launches_clusters():
+    """cluster configs are searched only when the tuner says the GPU launches thread-block
+    clusters (sm_90+; CPU interpretation never does), in buckets up to CLUSTER_MAX_BUCKET, and
+    seeded there; everywhere else they are dropped with a reason."""
+    for bucket in (1, 64, 256):
+        off = search_space(HEADLINE, bucket, H200_SHARED)
+        on = search_space(HEADLINE, bucket, H200_SHARED, clusters=True)
+        cluster = {c for c in on.candidates if c.strategy == "cluster"}
+        assert len(cluster) == 4  # chunks 32, 64 x 2, 4 warps: 16 and 8 CTAs a cluster
+        assert not any(c.strategy == "cluster" for c in off.candidates)
+        assert off.dropped_counts()["no clusters"] == 4
+        assert set(on.candidates) - cluster == set(off.candidates)
+        assert KernelConfig("cluster", block_m=16, chunk=32, block_k=128, num_warps=4) in {
+            c for c in space.strategy_seeds(HEADLINE, bucket, H200_SHARED)
+        }
+    big = search_space(HEADLINE, 1024, H200_SHARED, clusters=True)
+    assert not any(c.strategy == "cluster" for c in big.candidates)
+
+
+def test_cluster_feasibility():
+    """Two layers, a power-of-two number of hidden chunks up to 16 (one CTA each), partial
+    outputs that fit the registers, a receive buffer within its limit."""
+    cfg = KernelConfig("cluster", block_m=16, chunk=32, block_k=128, num_warps=4)
+    assert infeasible_reason(HEADLINE, cfg) is None
+    assert infeasible_reason(MLPSpec((100, 250, 70)), cfg) is None  # 8 CTAs, masked widths
+    assert "2 layers" in infeasible_reason(MLPSpec((256, 512, 512, 256)), cfg)
+    assert "10 hidden chunks" in infeasible_reason(MLPSpec((256, 300, 256)), cfg)
+    assert "32 hidden chunks" in infeasible_reason(MLPSpec((256, 1024, 256)), cfg)
+    assert "1 hidden chunks" in infeasible_reason(MLPSpec((256, 32, 256)), cfg)
+    assert "registers" in infeasible_reason(MLPSpec((256, 512, 4096)), cfg)
+    # 16 CTAs x 16 rows x 64 owned columns of fp32: a 64 KiB buffer
+    assert "64 KiB receive buffer" in infeasible_reason(MLPSpec((256, 512, 1024)), cfg)

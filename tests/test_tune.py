@@ -374,7 +374,8 @@ def test_encoding_round_trips_every_field_of_the_production_table(production_tab
     ]:
         spec = MLPSpec(widths, act=act)
         assert round_trips(spec) > 0
-        spaces = [search_space(spec, b, 232448) for b in (64, 4096)]  # the H200's shared memory
+        # the H200's shared memory; clusters as on an sm_90 GPU
+        spaces = [search_space(spec, b, 232448, clusters=True) for b in (64, 4096)]
         strategies |= {c.strategy for s in spaces for c in s.candidates}
     assert strategies == set(space.DOMAINS)
 
@@ -708,6 +709,7 @@ def test_every_strategy_is_seeded_early():
     from dataclasses import replace
 
     from mlpgen.space import (
+        CLUSTER_MAX_BUCKET,
         LAYERED_MIN_BUCKET,
         SPLIT_MAX_BUCKET,
         STREAM_TMA_MIN_BUCKET,
@@ -716,9 +718,10 @@ def test_every_strategy_is_seeded_early():
 
     h200 = 232448  # opt-in shared memory per block
     for b in (1, 64, 1024, 16384):
-        [bucket] = plan(replace(job((b,), trials=6), max_shared=h200))
+        [bucket] = plan(replace(job((b,), trials=6), max_shared=h200, clusters=True))
         seeds = strategy_seeds(SPEC, b, h200)
         split = {"split"} if b <= SPLIT_MAX_BUCKET else set()
+        split |= {"cluster"} if b <= CLUSTER_MAX_BUCKET else set()
         layered = {"layered"} if b >= LAYERED_MIN_BUCKET else set()
         tma = {"stream_tma"} if b >= STREAM_TMA_MIN_BUCKET else set()
         expected = {"rowblock", "stream", "persist"} | split | layered | tma
