@@ -584,7 +584,7 @@ class BucketResult:
 # strategies whose calls take the same path: the generated module's kernel lane, one launch of
 # one compiled kernel given the tensors' addresses (the workspace's too); the others (the torch
 # path, cuBLASLt's epilogue, several launches, TMA descriptors) each have a path of their own
-KERNEL_LANE = ("rowblock", "stream", "persist", "split")
+KERNEL_LANE = ("rowblock", "stream", "persist", "split", "cluster")
 
 
 def launch_path(config: KernelConfig) -> str:

@@ -30,11 +30,13 @@ namespace {
 typedef CUresult (*launch_t)(const CUlaunchConfig*, CUfunction, void**, void**);
 typedef CUresult (*capturing_t)(CUstream, CUstreamCaptureStatus*);
 typedef CUresult (*error_string_t)(CUresult, const char**);
+typedef CUresult (*func_attribute_t)(CUfunction, CUfunction_attribute, int);
 
 struct Driver {
   launch_t launch = nullptr;
   capturing_t capturing = nullptr;
   error_string_t error_string = nullptr;
+  func_attribute_t func_attribute = nullptr;
 };
 
 Driver* driver() {  // libcuda's entry points, found once (as triton's launcher finds them)
@@ -48,6 +50,7 @@ Driver* driver() {  // libcuda's entry points, found once (as triton's launcher 
       d.launch = (launch_t)dlsym(lib, "cuLaunchKernelEx");
       d.capturing = (capturing_t)dlsym(lib, "cuStreamIsCapturing");
       d.error_string = (error_string_t)dlsym(lib, "cuGetErrorString");
+      d.func_attribute = (func_attribute_t)dlsym(lib, "cuFuncSetAttribute");
     }
   }
   return d.launch != nullptr && d.capturing != nullptr ? &d : nullptr;
@@ -61,6 +64,7 @@ struct Lane {
   int64_t m;
   CUfunction function;
   unsigned grid0, grid1, block, shared;
+  unsigned cluster;  // CTAs a thread-block cluster (1: none); grid0 counts clusters
   bool cooperative, pdl;
   std::vector<int> sources;       // per kernel argument passed
   std::vector<uint64_t> values;   // per argument: its bits in the low bytes (little-endian)
@@ -136,17 +140,24 @@ PyObject* new_state(PyObject*, PyObject* args) {
   return PyCapsule_New(s, STATE, free_state);
 }
 
-// add(state, device, m, function, grid0, grid1, num_warps, shared, cooperative, pdl,
+// add(state, device, m, function, grid0, grid1, num_warps, shared, cluster, cooperative, pdl,
 //     sources, values, keep): a lane for (device, m); sources[i] as Source, values[i] the bits
 //     of a fixed argument (ignored for the others). Replaces an existing lane for (device, m).
+//     cluster > 1: launched as clusters of that many CTAs, grid0 clusters (as triton's launch
+//     does with num_ctas in its metadata).
 PyObject* add(PyObject*, PyObject* args) {
   PyObject *capsule, *sources, *values, *keep;
   int device, warps, cooperative, pdl;
   long long m;
   unsigned long long function;
-  unsigned grid0, grid1, shared;
-  if (!PyArg_ParseTuple(args, "OiLKIIiIppOOO", &capsule, &device, &m, &function, &grid0, &grid1,
-                        &warps, &shared, &cooperative, &pdl, &sources, &values, &keep)) {
+  unsigned grid0, grid1, shared, cluster;
+  if (!PyArg_ParseTuple(args, "OiLKIIiIIppOOO", &capsule, &device, &m, &function, &grid0,
+                        &grid1, &warps, &shared, &cluster, &cooperative, &pdl, &sources, &values,
+                        &keep)) {
+    return nullptr;
+  }
+  if (cluster < 1) {
+    PyErr_SetString(PyExc_ValueError, "cluster must be at least 1");
     return nullptr;
   }
   State* s = state_of(capsule);
@@ -166,6 +177,7 @@ PyObject* add(PyObject*, PyObject* args) {
   l->grid1 = grid1;
   l->block = 32u * static_cast<unsigned>(warps);
   l->shared = shared;
+  l->cluster = cluster;
   l->cooperative = cooperative != 0;
   l->pdl = pdl != 0;
   Py_ssize_t count = PySequence_Fast_GET_SIZE(src);
@@ -194,6 +206,16 @@ PyObject* add(PyObject*, PyObject* args) {
   l->sources.push_back(FIXED);
   l->sources.push_back(FIXED);
   for (auto& v : l->values) l->pointers.push_back(&v);
+  if (cluster > 8) {  // past the portable 8: allowed per function (as triton's launch does)
+    Driver* d = driver();
+    if (d == nullptr || d->func_attribute == nullptr ||
+        d->func_attribute(l->function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) !=
+            CUDA_SUCCESS) {
+      delete l;
+      PyErr_SetString(PyExc_RuntimeError, "clusters over 8 CTAs are not allowed here");
+      return nullptr;
+    }
+  }
   Py_INCREF(keep);
   l->keep = keep;
   for (auto& old : s->lanes) {
@@ -302,8 +324,18 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
       lane->values[i] = addresses[source];
     }
   }
-  CUlaunchAttribute attributes[2];
+  CUlaunchAttribute attributes[4];
   unsigned used = 0;
+  if (lane->cluster > 1) {  // as triton's launch: the cluster's shape, spread over the GPU
+    attributes[used].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attributes[used].value.clusterDim.x = lane->cluster;
+    attributes[used].value.clusterDim.y = 1;
+    attributes[used].value.clusterDim.z = 1;
+    ++used;
+    attributes[used].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+    attributes[used].value.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+    ++used;
+  }
   if (lane->pdl) {
     attributes[used].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attributes[used].value.programmaticStreamSerializationAllowed = 1;
@@ -316,7 +348,7 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
   }
   CUlaunchConfig config;
   std::memset(&config, 0, sizeof(config));
-  config.gridDimX = lane->grid0;
+  config.gridDimX = lane->grid0 * lane->cluster;
   config.gridDimY = lane->grid1;
   config.gridDimZ = 1;
   config.blockDimX = lane->block;
@@ -344,14 +376,15 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
 }
 
-// lanes(state) -> [(device, m, threads a block), ...]: what is registered (for tests and
-// mlpgen bench's note)
+// lanes(state) -> [(device, m, threads a block, CTAs a cluster), ...]: what is registered (for
+// tests and mlpgen bench's note)
 PyObject* lanes(PyObject*, PyObject* capsule) {
   State* s = state_of(capsule);
   if (s == nullptr) return nullptr;
   PyObject* list = PyList_New(0);
   for (Lane* l : s->lanes) {
-    PyObject* item = Py_BuildValue("(iLI)", l->device, static_cast<long long>(l->m), l->block);
+    PyObject* item =
+        Py_BuildValue("(iLII)", l->device, static_cast<long long>(l->m), l->block, l->cluster);
     PyList_Append(list, item);
     Py_DECREF(item);
   }
@@ -363,7 +396,7 @@ PyMethodDef methods[] = {
     {"add", add, METH_VARARGS, "add a lane for (device, m)"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
      "call(state, x, params, out) -> y, or None where the Python lane takes the call"},
-    {"lanes", lanes, METH_O, "lanes(state) -> [(device, m, threads), ...]"},
+    {"lanes", lanes, METH_O, "lanes(state) -> [(device, m, threads, cluster), ...]"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "mlpgen_native_lane", nullptr, -1, methods};

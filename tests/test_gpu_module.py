@@ -387,14 +387,10 @@ def native_cache(tmp_path_factory):
     return str(tmp_path_factory.mktemp("mlpgen_cache"))
 
 
-# cluster launches are triton's C launch's: the native lane declines num_ctas > 1
-NATIVE = sorted(s for s, (_, own) in LANE_CONFIGS.items() if own and s != "cluster")
-
-
 @pytest.mark.skipif(
     not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
 )
-@pytest.mark.parametrize("strategy", NATIVE)
+@pytest.mark.parametrize("strategy", sorted(s for s, (_, own) in LANE_CONFIGS.items() if own))
 def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monkeypatch):
     """A kernel lane is given to the native lane, which takes its inference calls: right on
     fresh inputs each call (a batch that is no multiple of the block), from FusedMLP and mlp(),
@@ -424,7 +420,8 @@ def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monk
         fused(fresh(m, 256))  # plans, compiles, opens the lane
     native = mod._native_module()
     threads = 32 * KernelConfig(**config).num_warps
-    assert native is not None and native.lanes(mod._native_state) == [(0, m, threads)]
+    ctas = 16 if strategy == "cluster" else 1  # cluster: 512 hidden columns in chunks of 32
+    assert native is not None and native.lanes(mod._native_state) == [(0, m, threads, ctas)]
     taken = []  # per native call: whether it took the call
     real = mod._native_call
 
@@ -462,7 +459,8 @@ def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monk
             fused(torch.randn(m, 256, device="cuda"))
         x = fresh(m + 1, 256)  # a new batch: its first call opens its lane
         assert close(fused(x), x) and taken == [False, False, False, False]
-        assert native.lanes(mod._native_state) == [(0, m, threads), (0, m + 1, threads)]
+        lanes = [(0, m, threads, ctas), (0, m + 1, threads, ctas)]
+        assert native.lanes(mod._native_state) == lanes
         assert mod._native_call is real  # registering a lane set it again
         mod._native_call = counted
     taken.clear()

@@ -39,16 +39,19 @@ def test_builds_once_and_keeps_lanes(module, native_cache, load_generated, tmp_p
         [torch.randn(96), torch.randn(12), torch.randn(60), torch.randn(5)],
     )
     args = ([-2, -3, 0, 1, 2, 3, -1], [0, 0, 0, 0, 0, 0, 3], [])
-    native.add(state, 0, 3, 0, 1, 1, 4, 0, False, False, *args)
-    native.add(state, 0, 7, 0, 1, 1, 4, 0, False, False, *args)
-    native.add(state, 0, 3, 0, 2, 1, 8, 0, False, False, *args)  # replaces (0, 3)
-    assert native.lanes(state) == [(0, 3, 256), (0, 7, 128)]
+    native.add(state, 0, 3, 0, 1, 1, 4, 0, 1, False, False, *args)
+    native.add(state, 0, 7, 0, 1, 1, 4, 0, 1, False, False, *args)
+    native.add(state, 0, 3, 0, 2, 1, 8, 0, 1, False, False, *args)  # replaces (0, 3)
+    native.add(state, 0, 9, 0, 1, 1, 4, 0, 8, False, False, *args)  # clusters of 8 CTAs
+    assert native.lanes(state) == [(0, 3, 256, 1), (0, 7, 128, 1), (0, 9, 128, 8)]
+    with pytest.raises(ValueError, match="at least 1"):
+        native.add(state, 0, 5, 0, 1, 1, 4, 0, 0, False, False, *args)
     assert native.call(state, x, params, None) is None  # a CPU tensor: not the lane's call
     assert native.call(state, "x", params, None) is None
     with pytest.raises(ValueError, match="names no argument"):
-        native.add(state, 0, 5, 0, 1, 1, 4, 0, False, False, [-2, -3, 4], [0, 0, 0], [])
+        native.add(state, 0, 5, 0, 1, 1, 4, 0, 1, False, False, [-2, -3, 4], [0, 0, 0], [])
     with pytest.raises(ValueError, match="differ in length"):
-        native.add(state, 0, 5, 0, 1, 1, 4, 0, False, False, [-2, -3], [0], [])
+        native.add(state, 0, 5, 0, 1, 1, 4, 0, 1, False, False, [-2, -3], [0], [])
     with pytest.raises(TypeError):
         native.call(state, x)
     # another generated module (another spec) loads the same build: nothing compiles again
