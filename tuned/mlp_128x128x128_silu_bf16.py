@@ -46,8 +46,8 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 39.133, "eager_us": 7.008, "host_us": 5.997, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 3.066},
-        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 41.045, "eager_us": 7.379, "host_us": 5.924, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 3.139},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 43.504, "eager_us": 7.067, "host_us": 6.38, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 3.085},
+        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 67.533, "eager_us": 7.509, "host_us": 9.625, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 3.149},
         1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 41.816, "eager_us": 8.259, "host_us": 6.76, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.622},
         16384: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 43.245, "eager_us": 13.318, "host_us": 9.984, "kernel": "_k_stream_m64_n64_c64", "num_stages": 2, "num_warps": 4, "strategy": "stream", "us": 6.485},
         262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 171.819, "kernel": "_k_stream_m64_n32_c64", "num_stages": 3, "num_warps": 4, "strategy": "stream", "us": 69.973},
@@ -62,7 +62,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 64], "compile_seconds": 18.0, "cuda": "13.0", "date": "2026-11-30T18:13:56", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 32, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 60.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 12.1, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 64], "compile_seconds": 19.7, "cuda": "13.0", "date": "2026-11-30T18:28:07", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 32, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 60.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 14.9, "workers": 1},
 }
 
 
