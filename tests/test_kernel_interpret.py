@@ -352,6 +352,8 @@ def test_a_cluster_cell_takes_the_torch_path_where_clusters_cannot_run(load_gene
     plan = mod._Plan(mod.config_for(19, "default"), 19, x)
     assert plan.cfg["strategy"] == "cluster" and plan.kernel is None
     assert plan.torch_path is mod.reference and not mod._clusters_run(x)
+    # this triton packs launch metadata as the cluster launch rewrites it (on the GPU: run)
+    assert mod._cluster_metadata_known()
     want = reference(spec, x, weights, biases)
     assert rel_error(mod._launch(x, weights, biases, plan.cfg), want) <= TOLERANCE["fp32"]
     params = [p for pair in zip(weights, biases) for p in pair]
