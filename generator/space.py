@@ -15,6 +15,7 @@ from mlpgen.layout import (
     live_activations,
     next_pow2,
     padded,
+    plan_cluster,
     prefetches,
     rowblock_register_bytes,
 )
@@ -290,19 +291,20 @@ def split_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | 
 def cluster_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
     if spec.depth != 2:
         return "the cluster strategy needs exactly 2 layers"
-    k, hidden, n = spec.widths
-    ctas = -(-hidden // config.chunk)
-    if ctas not in CLUSTER_SIZES:
-        return f"{ctas} hidden chunks: a cluster takes {', '.join(map(str, CLUSTER_SIZES))} CTAs"
+    plan = plan_cluster(spec, config)
+    if plan.ctas not in CLUSTER_SIZES:
+        sizes = ", ".join(map(str, CLUSTER_SIZES))
+        return f"{plan.ctas} hidden chunks: a cluster takes {sizes} CTAs"
     b = ELEM_BYTES[spec.dtype]
-    m, c, kk, np_ = config.block_m, config.chunk, config.block_k, next_pow2(n)
-    live = m * c * (4 + b) + m * np_ * 4 + m * kk * b  # hidden slice, partial outputs, x tile
+    m, c, kk = config.block_m, config.chunk, config.block_k
+    live = m * c * (4 + b) + m * plan.np * 4 + m * kk * b  # hidden slice, partial outputs, x
     if (why := register_reason(live // (4 * 32 * config.num_warps), config.num_warps)) is not None:
         return why
-    buffer = ctas * m * next_pow2(-(-n // ctas)) * 4
-    if buffer > CLUSTER_BUFFER_MAX:
-        return f"a {buffer // 1024} KiB receive buffer (max {CLUSTER_BUFFER_MAX // 1024})"
-    return shared_reason(max((m + c) * kk, (m + np_) * c) * b + buffer, max_shared)
+    if plan.buffer_bytes > CLUSTER_BUFFER_MAX:
+        kib = plan.buffer_bytes // 1024
+        return f"a {kib} KiB receive buffer (max {CLUSTER_BUFFER_MAX // 1024})"
+    smem = max((m + c) * kk, (m + plan.np) * c) * b + plan.buffer_bytes
+    return shared_reason(smem, max_shared)
 
 
 EPILOGUE_ACTS = ("relu", "gelu_tanh")  # activations cuBLASLt's epilogue computes exactly
