@@ -40,6 +40,12 @@ def load_generated(tmp_path):
     sys.path.remove(str(tmp_path))
 
 
+@pytest.fixture(scope="session")
+def native_cache(tmp_path_factory):
+    """One build of the native lane (~10 s) for the session's tests: MLPGEN_CACHE for them."""
+    return str(tmp_path_factory.mktemp("mlpgen_cache"))
+
+
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "tuned").glob("mlp_*.py"))  # the generated modules the project ships
 

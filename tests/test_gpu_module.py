@@ -381,12 +381,6 @@ def test_calls_take_the_lane(load_generated, strategy):
         assert rel_error(out, reference(spec, x, w, b)) <= TOLERANCE["fp16"]
 
 
-@pytest.fixture(scope="session")
-def native_cache(tmp_path_factory):
-    """One build of the native lane for the session's tests."""
-    return str(tmp_path_factory.mktemp("mlpgen_cache"))
-
-
 @pytest.mark.skipif(
     not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
 )

@@ -14,12 +14,6 @@ from mlpgen.spec import MLPSpec
 SPEC = MLPSpec((8, 12, 5), act="gelu", dtype="fp32")
 
 
-@pytest.fixture(scope="module")
-def native_cache(tmp_path_factory):
-    """One build for the tests that need the extension (~10 s)."""
-    return str(tmp_path_factory.mktemp("mlpgen_cache"))
-
-
 @pytest.fixture
 def module(load_generated, monkeypatch, native_cache):
     monkeypatch.setenv("MLPGEN_CACHE", native_cache)
