@@ -239,6 +239,9 @@ class ClusterPlan:
     mask_n: bool
     act: str
     out_act: str
+    # a one-row tile (block_m 1) multiplies on the CUDA cores, summing in the weights' load
+    # layout, instead of in a tl.dot padded to 16 rows (a batch of one hands over one row)
+    fma: bool
 
 
 def plan_cluster(spec: MLPSpec, config: KernelConfig) -> ClusterPlan:
@@ -260,4 +263,5 @@ def plan_cluster(spec: MLPSpec, config: KernelConfig) -> ClusterPlan:
         mask_n=n != next_pow2(n),
         act=spec.act,
         out_act=spec.out_act,
+        fma=config.block_m < MIN_DOT,
     )

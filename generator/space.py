@@ -89,10 +89,11 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
     "cluster": {
         # split's decomposition handed over through a cluster's distributed shared memory: on
         # the H200 (BENCHMARKS.md, fourteenth session) 16-row tiles with 32-column chunks and 4
-        # warps were the fastest at 1-64 rows; taller tiles and 8 warps were slower
-        "block_m": (16,),
+        # warps were the fastest at 1-64 rows; taller tiles and 8 warps were slower. One-row
+        # tiles multiply on the CUDA cores (layout.ClusterPlan.fma), with one or two k steps
+        "block_m": (1, 16),
         "chunk": (32, 64),
-        "block_k": (128,),
+        "block_k": (128, 256),
         "num_warps": (2, 4),
         "num_stages": (1,),
     },
@@ -295,9 +296,13 @@ def cluster_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str 
     if plan.ctas not in CLUSTER_SIZES:
         sizes = ", ".join(map(str, CLUSTER_SIZES))
         return f"{plan.ctas} hidden chunks: a cluster takes {sizes} CTAs"
+    if 1 < config.block_m < MIN_DOT:
+        return f"block_m {config.block_m}: one row on the CUDA cores or {MIN_DOT}+ for tl.dot"
     b = ELEM_BYTES[spec.dtype]
     m, c, kk = config.block_m, config.chunk, config.block_k
     live = m * c * (4 + b) + m * plan.np * 4 + m * kk * b  # hidden slice, partial outputs, x
+    if plan.fma:  # both weight tiles are held whole in registers while they are multiplied
+        live += (c * kk + plan.np * c) * b
     if (why := register_reason(live // (4 * 32 * config.num_warps), config.num_warps)) is not None:
         return why
     if plan.buffer_bytes > CLUSTER_BUFFER_MAX:

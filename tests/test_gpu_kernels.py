@@ -159,6 +159,9 @@ def test_split_many_programs(load_generated, widths, act, dtype):
 CLUSTER = [
     KernelConfig(strategy="cluster", block_m=16, chunk=32, block_k=128, num_warps=4),
     KernelConfig(strategy="cluster", block_m=16, chunk=64, block_k=128, num_warps=2),
+    # one-row tiles on the CUDA cores (ClusterPlan.fma): a cluster per row
+    KernelConfig(strategy="cluster", block_m=1, chunk=32, block_k=256, num_warps=4),
+    KernelConfig(strategy="cluster", block_m=1, chunk=64, block_k=128, num_warps=2),
 ]
 
 
@@ -173,7 +176,8 @@ CLUSTER = [
 )
 def test_cluster_kernels(load_generated, widths, act, bias, dtype):
     """The hand-over through distributed shared memory on Hopper: clusters of 2-16 CTAs, the
-    paired remote stores whatever pairs the layout gives, masked rows and odd widths; every
+    paired remote stores whatever pairs the layout gives, one-row tiles on the CUDA cores
+    (one value a store: one a thread crashed with pairs), masked rows and odd widths; every
     launch on fresh inputs right at 1, 2, 17 and 300 rows (a partial row block, many
     clusters), rows past M of a NaN-poisoned output untouched; launched as clusters (the
     compiled kernel's metadata: CTAs a cluster, triton's shared memory plus the buffer); and
@@ -185,7 +189,8 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
     spec = MLPSpec(widths, act=act, dtype=dtype, bias=bias)
     smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
     tiles = [c for c in CLUSTER if infeasible_reason(spec, c, smem) is None]
-    assert len(tiles) == (1 if widths[1] == 64 else 2)  # 64 hidden: one 64-wide chunk, no pair
+    # 64 hidden: no 64-wide chunk (one CTA); fp32: the one-row 64-wide tile over its registers
+    assert len(tiles) == (2 if widths[1] == 64 else 3 if dtype == "fp32" else 4)
     table = {i: entry(c) for i, c in enumerate(tiles, 1)}
     mod, _ = load_generated(spec, gpu_key="test", table=table)
     for m in (1, 2, 17, 300):
@@ -203,6 +208,7 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
         warps, ctas, shared = compiled.packed_metadata
         assert (warps, ctas) == (c.num_warps, plan.ctas)
         assert shared == (compiled.metadata.shared + 15) // 16 * 16 + plan.buffer_bytes
+        assert plan.buffer_bytes == plan.ctas * c.block_m * plan.bn * 4
     x, weights, biases = random_problem(spec, 5, device="cuda")
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):

@@ -1,4 +1,5 @@
 import ast
+import re
 
 import pytest
 
@@ -239,21 +240,45 @@ print(json.dumps({"ptx": compiled.asm["ptx"], "cubin": len(compiled.asm["cubin"]
 """
 
 
+def undefined_store_operands(ptx: str) -> list[str]:
+    """Registers that a remote-store asm block reads but nothing before it wrote: triton pads
+    a pack=2 asm's operands with undefined values where a thread holds an odd number of
+    elements, which a store then uses as its CTA rank and mask."""
+    lines = ptx.splitlines()
+    bad = set()
+    for i, line in enumerate(lines):
+        if "st.shared::cluster" not in line:
+            continue
+        outs = set(re.findall(r"mov\.u32 (%r\d+), 0;", line))  # the asm's own results
+        for reg in set(re.findall(r"%r\d+\b", line)) - outs:
+            pattern = re.compile(re.escape(reg) + r"\b")
+            if not any(pattern.search(earlier) for earlier in lines[:i]):
+                bad.add(reg)
+    return sorted(bad)
+
+
 @pytest.mark.parametrize(
-    "widths, act, dtype, bias, chunk",
+    "widths, act, dtype, bias, chunk, block_m, block_k",
     [
-        ((256, 512, 256), "gelu", "fp16", True, 32),  # the headline: 16 CTAs a cluster
-        ((100, 250, 70), "silu", "bf16", True, 64),  # masked k, hidden and n; 4 CTAs
-        ((33, 64, 17), "relu", "fp32", False, 32),  # no biases; 2 CTAs
+        ((256, 512, 256), "gelu", "fp16", True, 32, 16, 128),  # the headline: 16 CTAs a cluster
+        ((100, 250, 70), "silu", "bf16", True, 64, 16, 128),  # masked k, hidden and n; 4 CTAs
+        ((33, 64, 17), "relu", "fp32", False, 32, 16, 128),  # no biases; 2 CTAs
+        ((256, 512, 256), "gelu", "fp16", True, 32, 1, 256),  # one row on the CUDA cores
+        # one output value a thread: the store that crashed the H200 with pack=2 (run111)
+        ((100, 250, 70), "silu", "bf16", True, 32, 1, 256),
+        ((33, 64, 17), "relu", "fp16", False, 32, 1, 128),
     ],
 )
-def test_cluster_kernel_compiles_for_hopper(tmp_path, widths, act, dtype, bias, chunk):
+def test_cluster_kernel_compiles_for_hopper(
+    tmp_path, widths, act, dtype, bias, chunk, block_m, block_k
+):
     """The cluster kernel, whose inline PTX the interpreter cannot run (the module takes the
     torch path there), compiled for sm_90 by triton's own compiler and ptxas without a GPU: its
     PTX passes the cluster barrier twice (arrive, wait, then arrive and wait again), finds its
-    buffer from the launch's shared memory size and hands the outputs over with paired remote
-    stores; the module records its cluster size and receive buffer for the launch
-    (ClusterPlan: CTAs x 16 rows x owned columns x 4 bytes)."""
+    buffer from the launch's shared memory size and hands the outputs over with remote stores
+    (paired for 16-row tiles, one value each for one-row tiles, which multiply without tensor
+    cores), every operand of them defined; the module records its cluster size and receive
+    buffer for the launch (ClusterPlan: CTAs x rows x owned columns x 4 bytes)."""
     import json
     import os
     import subprocess
@@ -262,7 +287,7 @@ def test_cluster_kernel_compiles_for_hopper(tmp_path, widths, act, dtype, bias, 
     from mlpgen.layout import plan_cluster
 
     spec = MLPSpec(widths, act=act, dtype=dtype, bias=bias)
-    config = KernelConfig("cluster", block_m=16, chunk=chunk, block_k=128, num_warps=4)
+    config = KernelConfig("cluster", block_m=block_m, chunk=chunk, block_k=block_k, num_warps=4)
     assert infeasible_reason(spec, config) is None
     path = write_module(
         tmp_path / f"{spec.name}.py", spec, gpu_key="test", table={1: entry(config)}
@@ -275,8 +300,11 @@ def test_cluster_kernel_compiles_for_hopper(tmp_path, widths, act, dtype, bias, 
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     plan = plan_cluster(spec, config)
-    assert got["launch"] == [plan.ctas, plan.ctas * 16 * plan.bn * 4]
+    assert got["launch"] == [plan.ctas, plan.ctas * block_m * plan.bn * 4]
     ptx = got["ptx"]
     assert ptx.count("barrier.cluster.arrive") == 2 and ptx.count("barrier.cluster.wait") == 2
-    assert "st.shared::cluster.v2.f32" in ptx and "mapa.shared::cluster" in ptx
+    assert "mapa.shared::cluster" in ptx and "st.shared::cluster.f32" in ptx
+    assert ("st.shared::cluster.v2.f32" in ptx) == (block_m == 16)
+    assert ("mma.sync" in ptx) == (block_m == 16) and plan.fma == (block_m == 1)
+    assert undefined_store_operands(ptx) == []
     assert "%dynamic_smem_size" in ptx and got["cubin"] > 0

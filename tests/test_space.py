@@ -1,9 +1,12 @@
 """The search space: one table of per-strategy domains, feasibility before compiling, and the
 per-bucket candidate lists the tuner searches."""
 
+from dataclasses import replace
+
 import pytest
 
 from mlpgen import space
+from mlpgen.layout import plan_cluster
 from mlpgen.space import (
     DEFAULT_BUCKETS,
     DOMAINS,
@@ -98,10 +101,10 @@ def test_headline_space_sizes():
     }
     assert one.dropped_counts() == {
         "dominated": 128,  # with layered's 8 (under its 1024 rows), chain's 36, stream_tma's 4
-        "registers": 10,
         "shared memory": 2,
         "no epilogue": 1,  # gelu: cuBLASLt's GELU epilogue is the tanh approximation
-        "no clusters": 4,  # cluster's 4 (clusters=True: test_cluster_candidates_only_where...)
+        "registers": 11,  # cluster's one-row 64-column tile with 2 warps and 256-wide k steps
+        "no clusters": 15,  # cluster's 15 (clusters=True: test_cluster_candidates_only_where...)
     }
 
 
@@ -263,9 +266,12 @@ def test_cluster_candidates_only_where_the_gpu_launches_clusters():
         off = search_space(HEADLINE, bucket, H200_SHARED)
         on = search_space(HEADLINE, bucket, H200_SHARED, clusters=True)
         cluster = {c for c in on.candidates if c.strategy == "cluster"}
-        assert len(cluster) == 4  # chunks 32, 64 x 2, 4 warps: 16 and 8 CTAs a cluster
+        # rows 1, 16 x chunks 32, 64 (16 and 8 CTAs a cluster) x k steps 128, 256 x 2, 4 warps,
+        # but for the one-row 64-column tile with 2 warps and 256-wide k steps (registers)
+        assert len(cluster) == 15
+        assert {c.block_m for c in cluster} == {1, 16}
         assert not any(c.strategy == "cluster" for c in off.candidates)
-        assert off.dropped_counts()["no clusters"] == 4
+        assert off.dropped_counts()["no clusters"] == 15
         assert set(on.candidates) - cluster == set(off.candidates)
         assert KernelConfig("cluster", block_m=16, chunk=32, block_k=128, num_warps=4) in {
             c for c in space.strategy_seeds(HEADLINE, bucket, H200_SHARED)
@@ -287,3 +293,12 @@ def test_cluster_feasibility():
     assert "registers" in infeasible_reason(MLPSpec((256, 512, 4096)), cfg)
     # 16 CTAs x 16 rows x 64 owned columns of fp32: a 64 KiB buffer
     assert "64 KiB receive buffer" in infeasible_reason(MLPSpec((256, 512, 1024)), cfg)
+    # one row on the CUDA cores: its buffer is a sixteenth, both weight tiles count as registers
+    row = KernelConfig("cluster", block_m=1, chunk=32, block_k=256, num_warps=4)
+    assert infeasible_reason(MLPSpec((256, 512, 1024)), row) is None  # a 4 KiB buffer
+    assert plan_cluster(HEADLINE, row).fma and not plan_cluster(HEADLINE, cfg).fma
+    wide = KernelConfig("cluster", block_m=1, chunk=64, block_k=256, num_warps=2)
+    assert "registers" in infeasible_reason(HEADLINE, wide)
+    assert infeasible_reason(HEADLINE, replace(wide, num_warps=4)) is None
+    for rows in (2, 4, 8):  # neither one row nor a tl.dot's 16
+        assert "block_m" in infeasible_reason(HEADLINE, replace(row, block_m=rows))
