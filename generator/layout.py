@@ -239,9 +239,10 @@ class ClusterPlan:
     mask_n: bool
     act: str
     out_act: str
-    # a one-row tile (block_m 1) multiplies on the CUDA cores, summing in the weights' load
-    # layout, instead of in a tl.dot padded to 16 rows (a batch of one hands over one row)
+    # tiles under tl.dot's 16 rows are unrolled row by row on the CUDA cores, summing in the
+    # weights' load layout (templates/cluster_rows.j2): a batch of one hands over one row
     fma: bool
+    k_starts: tuple[int, ...]  # the first layer's block_k steps
 
 
 def plan_cluster(spec: MLPSpec, config: KernelConfig) -> ClusterPlan:
@@ -264,4 +265,5 @@ def plan_cluster(spec: MLPSpec, config: KernelConfig) -> ClusterPlan:
         act=spec.act,
         out_act=spec.out_act,
         fma=config.block_m < MIN_DOT,
+        k_starts=tuple(range(0, k, config.block_k)),
     )

@@ -89,8 +89,10 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
     "cluster": {
         # split's decomposition handed over through a cluster's distributed shared memory: on
         # the H200 (BENCHMARKS.md, fourteenth session) 16-row tiles with 32-column chunks and 4
-        # warps were the fastest at 1-64 rows; taller tiles and 8 warps were slower. One-row
-        # tiles multiply on the CUDA cores (layout.ClusterPlan.fma), with one or two k steps
+        # warps were the fastest at 1-64 rows; taller tiles and 8 warps were slower. Tiles under
+        # 16 rows run row by row on the CUDA cores (layout.ClusterPlan.fma): one row took 3.11
+        # us at batch 1 and 4.05 at 16 rows against the 16-row tile's 4.21 / 4.45; 2, 4 and 8
+        # rows took 3.6-7.4 and never won (fifteenth session, run116)
         "block_m": (1, 16),
         "chunk": (32, 64),
         "block_k": (128, 256),
@@ -296,13 +298,14 @@ def cluster_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str 
     if plan.ctas not in CLUSTER_SIZES:
         sizes = ", ".join(map(str, CLUSTER_SIZES))
         return f"{plan.ctas} hidden chunks: a cluster takes {sizes} CTAs"
-    if 1 < config.block_m < MIN_DOT:
-        return f"block_m {config.block_m}: one row on the CUDA cores or {MIN_DOT}+ for tl.dot"
     b = ELEM_BYTES[spec.dtype]
     m, c, kk = config.block_m, config.chunk, config.block_k
-    live = m * c * (4 + b) + m * plan.np * 4 + m * kk * b  # hidden slice, partial outputs, x
-    if plan.fma:  # both weight tiles are held whole in registers while they are multiplied
-        live += (c * kk + plan.np * c) * b
+    if plan.fma:  # x rows and both weight tiles held at once, one tile widened to fp32 in use
+        k_pad = len(plan.k_starts) * kk
+        tiles = c * k_pad + plan.np * c
+        live = (m * k_pad + tiles) * b + max(c * k_pad, plan.np * c) * 4 + m * plan.np * 4
+    else:  # the hidden slice, partial outputs, an x tile
+        live = m * c * (4 + b) + m * plan.np * 4 + m * kk * b
     if (why := register_reason(live // (4 * 32 * config.num_warps), config.num_warps)) is not None:
         return why
     if plan.buffer_bytes > CLUSTER_BUFFER_MAX:
@@ -348,11 +351,13 @@ def infeasible_reason(
 
 def dominated_reason(spec: MLPSpec, config: KernelConfig, bucket: int) -> str | None:
     """Why a feasible config is not worth timing at this bucket: a row tile taller than the
-    bucket's rows (rounded up to a power of two, at least 16) only adds masked-off rows to the
-    one program that does all the work; a chunk wider than every layer renders the same kernel
-    as the smallest such chunk of the domain."""
+    bucket's rows (rounded up to a power of two, at least 16 for a tl.dot tile) only adds
+    masked-off rows to the one program that does all the work; a chunk wider than every layer
+    renders the same kernel as the smallest such chunk of the domain."""
     domain = DOMAINS.get(config.strategy, {})
-    rows = max(MIN_DOT, next_pow2(bucket))
+    rows = next_pow2(bucket)
+    if not (config.strategy == "cluster" and config.block_m < MIN_DOT):  # tl.dot's 16 rows
+        rows = max(MIN_DOT, rows)
     if config.strategy in ROW_TILED and config.block_m > rows:
         return f"block_m {config.block_m} over the bucket's {rows} rows"
     if config.strategy == "layered" and bucket < LAYERED_MIN_BUCKET:

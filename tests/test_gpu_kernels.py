@@ -159,9 +159,11 @@ def test_split_many_programs(load_generated, widths, act, dtype):
 CLUSTER = [
     KernelConfig(strategy="cluster", block_m=16, chunk=32, block_k=128, num_warps=4),
     KernelConfig(strategy="cluster", block_m=16, chunk=64, block_k=128, num_warps=2),
-    # one-row tiles on the CUDA cores (ClusterPlan.fma): a cluster per row
+    # tiles of 1-8 rows, row by row on the CUDA cores (ClusterPlan.fma); k steps of 128 and 256
     KernelConfig(strategy="cluster", block_m=1, chunk=32, block_k=256, num_warps=4),
-    KernelConfig(strategy="cluster", block_m=1, chunk=64, block_k=128, num_warps=2),
+    KernelConfig(strategy="cluster", block_m=2, chunk=64, block_k=128, num_warps=4),
+    KernelConfig(strategy="cluster", block_m=4, chunk=32, block_k=128, num_warps=4),
+    KernelConfig(strategy="cluster", block_m=8, chunk=32, block_k=256, num_warps=4),
 ]
 
 
@@ -176,7 +178,7 @@ CLUSTER = [
 )
 def test_cluster_kernels(load_generated, widths, act, bias, dtype):
     """The hand-over through distributed shared memory on Hopper: clusters of 2-16 CTAs, the
-    paired remote stores whatever pairs the layout gives, one-row tiles on the CUDA cores
+    paired remote stores whatever pairs the layout gives, tiles of 1-8 rows on the CUDA cores
     (one value a store: one a thread crashed with pairs), masked rows and odd widths; every
     launch on fresh inputs right at 1, 2, 17 and 300 rows (a partial row block, many
     clusters), rows past M of a NaN-poisoned output untouched; launched as clusters (the
@@ -189,8 +191,8 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
     spec = MLPSpec(widths, act=act, dtype=dtype, bias=bias)
     smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
     tiles = [c for c in CLUSTER if infeasible_reason(spec, c, smem) is None]
-    # 64 hidden: no 64-wide chunk (one CTA); fp32: the one-row 64-wide tile over its registers
-    assert len(tiles) == (2 if widths[1] == 64 else 3 if dtype == "fp32" else 4)
+    # 64 hidden: no 64-wide chunk (one CTA); 512: the 2-row 64-wide tile over its registers
+    assert len(tiles) == {512: 5, 250: 6, 64: 4}[widths[1]]
     table = {i: entry(c) for i, c in enumerate(tiles, 1)}
     mod, _ = load_generated(spec, gpu_key="test", table=table)
     for m in (1, 2, 17, 300):

@@ -103,8 +103,8 @@ def test_headline_space_sizes():
         "dominated": 128,  # with layered's 8 (under its 1024 rows), chain's 36, stream_tma's 4
         "shared memory": 2,
         "no epilogue": 1,  # gelu: cuBLASLt's GELU epilogue is the tanh approximation
-        "registers": 11,  # cluster's one-row 64-column tile with 2 warps and 256-wide k steps
-        "no clusters": 15,  # cluster's 15 (clusters=True: test_cluster_candidates_only_where...)
+        "registers": 16,  # cluster's 6: one-row tiles with 2 warps or 64-column slices
+        "no clusters": 10,  # cluster's 10 (clusters=True: test_cluster_candidates_only_where...)
     }
 
 
@@ -266,12 +266,12 @@ def test_cluster_candidates_only_where_the_gpu_launches_clusters():
         off = search_space(HEADLINE, bucket, H200_SHARED)
         on = search_space(HEADLINE, bucket, H200_SHARED, clusters=True)
         cluster = {c for c in on.candidates if c.strategy == "cluster"}
-        # rows 1, 16 x chunks 32, 64 (16 and 8 CTAs a cluster) x k steps 128, 256 x 2, 4 warps,
-        # but for the one-row 64-column tile with 2 warps and 256-wide k steps (registers)
-        assert len(cluster) == 15
+        # 16 rows: chunks 32, 64 (16 and 8 CTAs a cluster) x k steps 128, 256 x 2, 4 warps;
+        # one row: 32-column chunks, 4 warps, both k steps (the rest: registers)
+        assert len(cluster) == 10
         assert {c.block_m for c in cluster} == {1, 16}
         assert not any(c.strategy == "cluster" for c in off.candidates)
-        assert off.dropped_counts()["no clusters"] == 15
+        assert off.dropped_counts()["no clusters"] == 10
         assert set(on.candidates) - cluster == set(off.candidates)
         assert KernelConfig("cluster", block_m=16, chunk=32, block_k=128, num_warps=4) in {
             c for c in space.strategy_seeds(HEADLINE, bucket, H200_SHARED)
@@ -293,12 +293,13 @@ def test_cluster_feasibility():
     assert "registers" in infeasible_reason(MLPSpec((256, 512, 4096)), cfg)
     # 16 CTAs x 16 rows x 64 owned columns of fp32: a 64 KiB buffer
     assert "64 KiB receive buffer" in infeasible_reason(MLPSpec((256, 512, 1024)), cfg)
-    # one row on the CUDA cores: its buffer is a sixteenth, both weight tiles count as registers
+    # rows one by one on the CUDA cores: a buffer of a sixteenth at one row, x and both weight
+    # tiles held at once in registers
     row = KernelConfig("cluster", block_m=1, chunk=32, block_k=256, num_warps=4)
-    assert infeasible_reason(MLPSpec((256, 512, 1024)), row) is None  # a 4 KiB buffer
     assert plan_cluster(HEADLINE, row).fma and not plan_cluster(HEADLINE, cfg).fma
-    wide = KernelConfig("cluster", block_m=1, chunk=64, block_k=256, num_warps=2)
-    assert "registers" in infeasible_reason(HEADLINE, wide)
-    assert infeasible_reason(HEADLINE, replace(wide, num_warps=4)) is None
-    for rows in (2, 4, 8):  # neither one row nor a tl.dot's 16
-        assert "block_m" in infeasible_reason(HEADLINE, replace(row, block_m=rows))
+    assert plan_cluster(MLPSpec((256, 512, 1024)), row).buffer_bytes == 16 * 1 * 64 * 4
+    assert "registers" in infeasible_reason(MLPSpec((256, 512, 1024)), row)  # a 1024 x 32 tile
+    for rows in (1, 2, 4, 8):
+        assert infeasible_reason(HEADLINE, replace(row, block_m=rows)) is None
+        assert "registers" in infeasible_reason(HEADLINE, replace(row, block_m=rows, chunk=64))
+    assert plan_cluster(HEADLINE, replace(row, block_k=64)).k_starts == (0, 64, 128, 192)

@@ -6,8 +6,12 @@ and 17 rows, 3 seeds); then GPU us per call as the tuner measures it (measure.gp
 graph of 20 calls), the configs alternating, medians of 5 rounds, at 1, 4, 16 and 64 rows; and
 one call captured in a CUDA graph and replayed 200 times (per replay), eager's three kernels
 too, medians of 5 rounds.
+With FMA_PROBE=rows (run116) the contenders are the row-by-row form of 1, 2, 4 and 8 rows a
+cluster (templates/cluster_rows.j2) with k steps of 128 and 256; run111 and run114 timed the
+first one-row form (commit a5b0759), whose FMA list is the default here.
 Run from the repository root: python3 docs/h200/s15/fma_probe.py OUT"""
 
+import os
 import statistics
 import sys
 import time
@@ -23,10 +27,15 @@ from mlpgen.spec import KernelConfig
 SRC = Path("tuned/mlp_256x512x256_gelu_fp16.py")
 SHIPPED = KernelConfig("cluster", block_m=16, chunk=32, block_k=128, num_warps=4)
 FMA = [
-    KernelConfig("cluster", block_m=1, chunk=c, block_k=k, num_warps=w)
-    for c, k, w in [(32, 128, 4), (32, 256, 4), (32, 128, 2), (32, 256, 2), (64, 128, 4),
-                    (64, 256, 4), (64, 128, 2)]
+    KernelConfig("cluster", block_m=m, chunk=c, block_k=k, num_warps=w)
+    for m, c, k, w in [(1, 32, 128, 4), (1, 32, 256, 4), (1, 32, 128, 2), (1, 32, 256, 2),
+                       (1, 64, 128, 4), (1, 64, 256, 4), (1, 64, 128, 2)]
 ]
+if os.environ.get("FMA_PROBE") == "rows":  # run116: the row-by-row form, 1-8 rows a cluster
+    FMA = [
+        KernelConfig("cluster", block_m=m, chunk=32, block_k=k, num_warps=4)
+        for m in (1, 2, 4, 8) for k in (128, 256)
+    ]
 ROWS = (1, 4, 16, 64)
 
 
