@@ -2,8 +2,8 @@
 100,250,70 silu bf16)? Each (spec, dtype, tile) in a process of its own with
 CUDA_LAUNCH_BLOCKING=1, launched as the test launches it (module._launch, NaN-poisoned output,
 fresh inputs) at 1, 2, 17 and 300 rows, 3 times each; prints ok / the error per case.
-run112 ran the first one-row form with paired stores (CRASH_PROBE_TILES=run112: its tiles);
-run113 and later the fixed store, and run116 the row-by-row form of 1-8 rows.
+run112 ran the first one-row form with paired stores, run113 the same tiles with one value a
+store (CRASH_PROBE_TILES=run112: those tiles), run116 the row-by-row form of 1-8 rows.
 Run from the repository root: python3 docs/h200/s15/crash_probe.py [one SPEC DTYPE TILE]"""
 
 import math
@@ -19,7 +19,7 @@ SPECS = {"a": ((100, 250, 70), "silu", True), "b": ((33, 64, 17), "relu", False)
 TILES = {"m16c32": (16, 32, 128, 4), "m16c64w2": (16, 64, 128, 2), "m1c32k256": (1, 32, 256, 4),
          "m1c32k128": (1, 32, 128, 4), "m2c64k128": (2, 64, 128, 4), "m4c32k128": (4, 32, 128, 4),
          "m4c32k256": (4, 32, 256, 4), "m8c32k256": (8, 32, 256, 4)}
-if os.environ.get("CRASH_PROBE_TILES") == "run112":  # the tiles run112 ran
+if os.environ.get("CRASH_PROBE_TILES") == "run112":  # the tiles run112 and run113 ran
     TILES = {"m16c32": (16, 32, 128, 4), "m16c64w2": (16, 64, 128, 2),
              "m1c32k256": (1, 32, 256, 4), "m1c64w2": (1, 64, 128, 2),
              "m1c32k128": (1, 32, 128, 4), "m1c64k256": (1, 64, 256, 4)}
