@@ -563,8 +563,10 @@ def strategy_seeds(spec: MLPSpec, m: int, max_shared: int = MAX_SHARED) -> list[
     ]
     if m <= SPLIT_MAX_BUCKET:
         seeds.append(KernelConfig("split", **split_tiles(m)))
-    if m <= CLUSTER_MAX_BUCKET:  # the H200 probe's best tile (kept only where clusters run)
+    if m <= CLUSTER_MAX_BUCKET:  # the H200 probes' best tiles (kept only where clusters run)
         seeds.append(KernelConfig("cluster", block_m=16, chunk=32, block_k=128, num_warps=4))
+    if m <= 16:  # one row a cluster won the headline's 1 and 16 rows (run116)
+        seeds.append(KernelConfig("cluster", block_m=1, chunk=32, block_k=128, num_warps=4))
     if m >= STREAM_TMA_MIN_BUCKET:  # the H200 probe's best TMA tile
         seeds.append(
             KernelConfig("stream_tma", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2)
