@@ -46,14 +46,16 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 43.504, "eager_us": 7.067, "host_us": 6.38, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 3.085},
-        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 67.533, "eager_us": 7.509, "host_us": 9.625, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 3.149},
+        1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 63.104, "eager_us": 7.23, "host_us": 6.182, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 2.435},
+        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 51.678, "eager_us": 7.246, "host_us": 6.216, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 2.626},
+        64: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 61.001, "eager_us": 7.432, "host_us": 6.238, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 3.078},
         1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 41.816, "eager_us": 8.259, "host_us": 6.76, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.622},
         16384: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 43.245, "eager_us": 13.318, "host_us": 9.984, "kernel": "_k_stream_m64_n64_c64", "num_stages": 2, "num_warps": 4, "strategy": "stream", "us": 6.485},
         262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 171.819, "kernel": "_k_stream_m64_n32_c64", "num_stages": 3, "num_warps": 4, "strategy": "stream", "us": 69.973},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
+        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
         64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
         1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
         16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
@@ -62,7 +64,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 64], "compile_seconds": 19.7, "cuda": "13.0", "date": "2026-11-30T18:28:07", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 32, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 60.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 14.9, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64], "compile_seconds": 19.0, "cuda": "13.0", "date": "2026-12-01T18:01:26", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 48, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 70.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 13.1, "workers": 1},
 }
 
 
@@ -123,11 +125,151 @@ def _gelu(x):
     return h + h * _tanh(g)
 
 
+# The cluster strategy's hand-over (sm_90 PTX; the module runs cluster cells only where
+# _clusters_run says so, never in the interpreter): a CTA's receive buffer lies past triton's
+# own shared memory, at the end of what the launch asks for (_cluster_compiled).
+
+
+@triton.jit
+def _cluster_buffer(nbytes):
+    """Byte offset of the receive buffer in the dynamic shared array (triton's global_smem):
+    the launch's last nbytes."""
+    size = tl.inline_asm_elementwise(
+        "mov.u32 $0, %dynamic_smem_size;", "=r", [], dtype=tl.int32, is_pure=True, pack=1
+    )
+    return size - nbytes
+
+
+@triton.jit
+def _cluster_arrive():
+    """Arrive at the cluster barrier (this CTA runs; nothing of it is released yet)."""
+    tl.inline_asm_elementwise(
+        "barrier.cluster.arrive.relaxed.aligned; mov.u32 $0, 0;", "=r", [], dtype=tl.int32,
+        is_pure=False, pack=1,
+    )  # fmt: skip
+
+
+@triton.jit
+def _cluster_wait():
+    """Wait for every CTA of the cluster to arrive; 0, to make later addresses depend on it."""
+    return tl.inline_asm_elementwise(
+        "barrier.cluster.wait.acquire.aligned; mov.u32 $0, 0;", "=r", [], dtype=tl.int32,
+        is_pure=False, pack=1,
+    )  # fmt: skip
+
+
+@triton.jit
+def _cluster_sync():
+    """Every CTA's earlier stores (to any CTA's shared memory) are visible to every CTA."""
+    return tl.inline_asm_elementwise(
+        "barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned; "
+        "mov.u32 $0, 0;", "=r", [], dtype=tl.int32, is_pure=False, pack=1,
+    )  # fmt: skip
+
+
+@triton.jit
+def _cluster_store(slot, base, rank, ok, v):
+    """fp32 v into slot `slot` of the buffer at byte `base` of cluster CTA `rank`, where ok.
+    Two values per call: one 8-byte remote store where they are adjacent there (same CTA, both
+    kept, the first slot even), else two 4-byte ones, whatever pairs triton's layout hands over
+    (one 4-byte store per value took 1.5x the kernel's time at 16 rows on the H200)."""
+    return tl.inline_asm_elementwise(
+        "{ .reg .u32 a, b, ra, rb, d; .reg .pred p0, p1, adj, s0, s1; "
+        "setp.ne.u32 p0, $8, 0; setp.ne.u32 p1, $9, 0; "
+        "mov.u32 a, global_smem; add.u32 a, a, $4; mad.lo.u32 a, $2, 4, a; "
+        "mapa.shared::cluster.u32 ra, a, $6; "
+        "mov.u32 b, global_smem; add.u32 b, b, $5; mad.lo.u32 b, $3, 4, b; "
+        "mapa.shared::cluster.u32 rb, b, $7; "
+        "sub.u32 d, $3, $2; setp.eq.u32 adj, d, 1; and.pred adj, adj, p0; and.pred adj, adj, p1; "
+        "setp.eq.and.u32 adj, $6, $7, adj; and.b32 d, $2, 1; setp.eq.and.u32 adj, d, 0, adj; "
+        "@adj st.shared::cluster.v2.f32 [ra], {$10, $11}; "
+        "not.pred s0, adj; and.pred s1, s0, p1; and.pred s0, s0, p0; "
+        "@s0 st.shared::cluster.f32 [ra], $10; @s1 st.shared::cluster.f32 [rb], $11; "
+        "mov.u32 $0, 0; mov.u32 $1, 0; }",
+        "=r,=r,r,r,r,r,r,r,r,r,f,f",
+        [slot, base, rank, ok, v],
+        dtype=tl.int32,
+        is_pure=False,
+        pack=2,
+    )
+
+
+@triton.jit
+def _cluster_store1(slot, base, rank, ok, v):
+    """_cluster_store one value a call, for layouts that may hand a thread an odd number of
+    values: pack=2 pads those with undefined operands, which the remote store would then use
+    as a CTA rank and a mask (illegal instructions and addresses on the H200, docs/h200/s15)."""
+    return tl.inline_asm_elementwise(
+        "{ .reg .u32 a, ra; .reg .pred p; setp.ne.u32 p, $4, 0; "
+        "mov.u32 a, global_smem; add.u32 a, a, $2; mad.lo.u32 a, $1, 4, a; "
+        "mapa.shared::cluster.u32 ra, a, $3; @p st.shared::cluster.f32 [ra], $5; "
+        "mov.u32 $0, 0; }",
+        "=r,r,r,r,r,f",
+        [slot, base, rank, ok, v],
+        dtype=tl.int32,
+        is_pure=False,
+        pack=1,
+    )
+
+
+@triton.jit
+def _cluster_load(slot, base):
+    """fp32 slot `slot` of this CTA's buffer at byte `base`."""
+    return tl.inline_asm_elementwise(
+        "{ .reg .u32 a; mov.u32 a, global_smem; add.u32 a, a, $2; mad.lo.u32 a, $1, 4, a; "
+        "ld.shared.f32 $0, [a]; }", "=f,r,r", [slot, base], dtype=tl.float32, is_pure=False,
+        pack=1,
+    )  # fmt: skip
 
 
 # what gpu_key swaps in on GPUs before sm_80, which lack the packed helpers' min.f16x2
 _PACKED_EXACT = {}  # no packed fp16 helpers (bf16, silu)
 _CLUSTER_LAUNCH = {}  # a cluster kernel -> (CTAs a cluster, receive buffer bytes)
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_cluster_m1_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # cluster: 1 row(s) a cluster on the CUDA cores, chunk=32, BLOCK_K=128, 4 CTAs a cluster, 32 output columns each
+    base = _cluster_buffer(512)
+    pid = tl.program_id(0)
+    rank = pid % 4
+    row0 = (pid // 4).to(tl.int64) * 1
+    _cluster_arrive()
+    hid = rank * 32 + tl.arange(0, 32)
+    ns = tl.arange(0, 128)
+    # everything this CTA reads, in flight together: x rows, the first layer's k tiles, the second's
+    ks0 = 0 + tl.arange(0, 128)
+    a0_0 = tl.load(x_ptr + (row0 + 0) * 128 + ks0, mask=(row0 + 0 < M), other=0.0)
+    w0_0 = tl.load(
+        w0_ptr + hid[:, None] * 128 + ks0[None, :],
+    )
+    w1 = tl.load(
+        w1_ptr + ns[:, None] * 128 + hid[None, :],
+    )
+    cols = rank * 32 + tl.arange(0, 32)
+    bias0 = tl.load(b0_ptr + hid).to(tl.float32)
+    bias1 = tl.load(b1_ptr + cols, mask=cols < 128, other=0.0).to(tl.float32)
+    # row 0: 128 -> 128 (silu) for hidden columns hid, then their share of every output
+    s = bias0
+    s += tl.sum(w0_0.to(tl.float32) * a0_0.to(tl.float32)[None, :], axis=1)
+    h = (s * (0.5 + 0.5 * _tanh(0.5 * s))).to(tl.bfloat16)
+    part0 = tl.sum(w1.to(tl.float32) * h.to(tl.float32)[None, :], axis=1)
+    # every CTA of the cluster runs: store each partial into its column owner's slot (rank, row)
+    dep = _cluster_wait()
+    owner = ns // 32
+    ok = ((row0 + 0 < M) & (ns < 128)).to(tl.int32)
+    _cluster_store1((rank * 1 + 0) * 32 + ns % 32 + dep, base, owner, ok, part0)
+    # every CTA's stores are visible: sum this CTA's columns over the slots (a fixed order)
+    dep = _cluster_sync()
+    ranks = tl.arange(0, 4)
+    mine = tl.arange(0, 32)
+    out = tl.sum(_cluster_load((ranks[:, None] * 1 + 0) * 32 + mine[None, :] + dep, base), axis=0)
+    out += bias1
+    out = out.to(tl.bfloat16)
+    tl.store(y_ptr + (row0 + 0) * 128 + cols, out, mask=(row0 + 0 < M) & (cols < 128))
+
+
+_CLUSTER_LAUNCH[_k_cluster_m1_c32_k128] = (4, 512)
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -458,6 +600,7 @@ def _k_stream_m64_n64_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
 
 
 KERNELS = {
+    "_k_cluster_m1_c32_k128": _k_cluster_m1_c32_k128,
     "_k_rowblock_m16_c128": _k_rowblock_m16_c128,
     "_k_rowblock_m16_c64": _k_rowblock_m16_c64,
     "_k_rowblock_m64_c64": _k_rowblock_m64_c64,
