@@ -128,7 +128,8 @@ class KernelConfig:
     cluster: split's programs of one row block as one thread-block cluster (sm_90): each CTA
       stores its partial outputs into the shared memory of the CTA that owns those columns
       (distributed shared memory), and after the cluster's barrier each CTA sums its columns:
-      no atomics, no workspace, a fixed summation order.
+      no atomics, no workspace, a fixed summation order. block_m under 16 (tl.dot's minimum)
+      runs the rows one by one on the CUDA cores (a cluster per row at block_m 1).
     layered: for large batches: one Triton GEMM per hidden layer (block_m x block_n tiles, a
       block_k loop) with the bias and activation applied before its one store, so the hidden
       activation crosses memory twice instead of four times (no separate activation pass, for
