@@ -92,7 +92,7 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         # warps were the fastest at 1-64 rows; taller tiles and 8 warps were slower. Tiles under
         # 16 rows run row by row on the CUDA cores (layout.ClusterPlan.fma): one row took 3.11
         # us at batch 1 and 4.05 at 16 rows against the 16-row tile's 4.21 / 4.45; 2, 4 and 8
-        # rows took 3.6-7.4 and never won (fifteenth session, run116)
+        # rows were slower than one of the two at 1-64 rows (fifteenth session, run116)
         "block_m": (1, 16),
         "chunk": (32, 64),
         "block_k": (128, 256),
