@@ -231,7 +231,7 @@ class ClusterPlan:
     hidden: int
     n: int
     ctas: int  # CTAs a cluster: hidden chunks
-    bn: int  # output columns a CTA owns (a power of two: n <= ctas * bn)
+    bn: int  # output columns a CTA owns (a power of two, at least 2: n <= ctas * bn)
     np: int  # the partial output's columns (n rounded up to a power of two)
     buffer_bytes: int
     mask_k: bool
@@ -250,7 +250,7 @@ def plan_cluster(spec: MLPSpec, config: KernelConfig) -> ClusterPlan:
         raise ValueError(f"the cluster strategy needs 2 layers, {spec.name} has {spec.depth}")
     k, hidden, n = spec.widths
     ctas = -(-hidden // config.chunk)
-    bn = next_pow2(-(-n // ctas))
+    bn = max(2, next_pow2(-(-n // ctas)))  # _quad_slot pairs the columns
     return ClusterPlan(
         k=k,
         hidden=hidden,

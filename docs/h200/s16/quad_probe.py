@@ -1,0 +1,119 @@
+"""Session 16 probe: the cluster hand-over with 16-byte remote stores (_cluster_store: an mma
+accumulator's four values in four adjacent slots, _quad_slot; run120 with the owner reading
+them row by row, 2-way bank conflicts where a CTA owns 16 columns, run121 in _quad_slot's
+order) against the paired 8-byte stores
+before it (docs/h200/s16/pairs_module.py: the same configs rendered by the templates of commit
+87803aa, before the change). The same configs side by side in one process: the headline's
+16-row tiles at 16, 64 and 256 rows, taller tiles (opted in past 48 KiB, run119) at 256 and
+1024 rows, the one-row form (its stores unchanged: a control). Every config of both modules is
+checked first (NaN-poisoned output, fp32 reference) at 3, 17 and 100 rows, 2 seeds (1000 too
+for tiles of 32 rows and more); then GPU us per call as the tuner measures it (measure.gpu_us:
+CUDA graph of 20 calls) and one call captured in a CUDA graph replayed 200 times, the configs
+alternating, medians of 5 rounds.
+Run from the repository root: python3 docs/h200/s16/quad_probe.py OUT"""
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from mlpgen.emit import entry, read_module, render
+from mlpgen.measure import check, device_problem, gpu_us
+from mlpgen.selfcheck import load_module
+from mlpgen.spec import KernelConfig
+
+SRC = Path("tuned/mlp_256x512x256_gelu_fp16.py")
+PAIRS = Path("docs/h200/s16/pairs_module.py")
+CONFIGS = [
+    KernelConfig("cluster", block_m=m, chunk=c, block_k=k, num_warps=w)
+    for m, c, k, w in [(1, 32, 128, 4), (16, 32, 128, 4), (16, 32, 256, 4), (16, 32, 256, 2),
+                       (16, 64, 256, 4), (32, 64, 128, 4), (32, 64, 128, 8), (64, 128, 128, 8),
+                       (64, 64, 128, 8)]
+]
+ROWS = {16: (1, 16, 16, 16, 16), 64: (1, 16, 16, 16, 16, 32, 32), 256: (16, 16, 16, 32, 64),
+        1024: (16, 32, 64)}  # rows -> the block_m of the configs timed there
+
+
+def per_call(fn, calls=200):
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / calls * 1e6
+
+
+def replay(fn, reps=200):
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return per_call(g.replay, reps)
+
+
+def label(c):
+    return f"m{c.block_m}c{c.chunk}k{c.block_k}w{c.num_warps}"
+
+
+def table(spec):
+    return {"test": {i: entry(c) for i, c in enumerate(CONFIGS, 1)}}
+
+
+def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    spec = read_module(SRC)[0]
+    path = out / "probe_quads.py"
+    path.write_text(render(spec, table(spec), {}))
+    mods = {"quads": load_module(path), "pairs": load_module(PAIRS)}
+    lines = []
+
+    def say(s):
+        lines.append(s)
+        print(s, flush=True)
+
+    cells = {}
+    for i, c in enumerate(CONFIGS, 1):
+        for form, mod in mods.items():
+            cell = mod.TUNED["test"][i]
+            assert cell["kernel"] == c.kernel_name and cell["num_warps"] == c.num_warps
+
+            def run(x, w, b, out=None, cell=cell, mod=mod):
+                return mod._launch(x, w, b, cell, out=out)
+            for m in (3, 17, 100, *((1000,) if c.block_m >= 32 else ())):
+                for seed in range(2):
+                    err, why = check(run, spec, m, "cuda", seed)
+                    assert not why, (form, label(c), m, why)
+            cells[(label(c), form)] = (mod, cell)
+        say(f"checked {label(c)}: ok (quads and pairs)")
+    for m in ROWS:
+        x, w, b = device_problem(spec, m, "cuda", 0)
+        y = torch.empty(m, spec.widths[-1], device="cuda", dtype=x.dtype)
+        keys = [k for k in cells if cells[k][1]["block_m"] in ROWS[m]]
+        fns = {k: (lambda mod=cells[k][0], c=cells[k][1], x=x, w=w, b=b, y=y:
+                   mod._launch(x, w, b, c, out=y)) for k in keys}
+        t = {k: {"gpu": [], "graph": []} for k in fns}
+        for _ in range(5):
+            for k, fn in fns.items():
+                t[k]["gpu"].append(gpu_us(fn))
+                t[k]["graph"].append(replay(fn))
+        say(f"{m} rows: {'config':>14} {'gpu pairs':>10} {'quads':>7} {'ratio':>6}"
+            f" {'graph pairs':>12} {'quads':>7} {'ratio':>6}")
+        for name in dict.fromkeys(k[0] for k in keys):
+            med = {(f, what): statistics.median(t[(name, f)][what])
+                   for f in ("pairs", "quads") for what in ("gpu", "graph")}
+            say(f"{'':>10}{name:>14} {med['pairs', 'gpu']:10.2f} {med['quads', 'gpu']:7.2f}"
+                f" {med['quads', 'gpu'] / med['pairs', 'gpu']:6.2f}"
+                f" {med['pairs', 'graph']:12.2f} {med['quads', 'graph']:7.2f}"
+                f" {med['quads', 'graph'] / med['pairs', 'graph']:6.2f}")
+    (out / "quads.txt").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
