@@ -89,11 +89,13 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
     "cluster": {
         # split's decomposition handed over through a cluster's distributed shared memory: on
         # the H200 (BENCHMARKS.md, fourteenth session) 16-row tiles with 32-column chunks and 4
-        # warps were the fastest at 1-64 rows; taller tiles and 8 warps were slower. Tiles under
-        # 16 rows run row by row on the CUDA cores (layout.ClusterPlan.fma): one row took 3.11
-        # us at batch 1 and 4.05 at 16 rows against the 16-row tile's 4.21 / 4.45; 2, 4 and 8
-        # rows were slower than one of the two at 1-64 rows (fifteenth session, run116)
-        "block_m": (1, 16),
+        # warps were the fastest at 1-64 rows; 8 warps were slower. Tiles under 16 rows run row
+        # by row on the CUDA cores (layout.ClusterPlan.fma): one row took 3.11 us at batch 1 and
+        # 4.05 at 16 rows against the 16-row tile's 4.21 / 4.45; 2, 4 and 8 rows were slower than
+        # one of the two at 1-64 rows (fifteenth session, run116). With four values a remote
+        # store (sixteenth session, run121) 32-row tiles with 64-column chunks took 5.70 us at
+        # 256 rows against the 16-row tile's 6.60 before; 64-row tiles lost at 64-1024 rows
+        "block_m": (1, 16, 32),
         "chunk": (32, 64),
         "block_k": (128, 256),
         "num_warps": (2, 4),
@@ -134,10 +136,6 @@ CLUSTER_MAX_BUCKET = 256
 # Hopper's thread-block clusters: at most 8 CTAs portably, 16 where the launch allows it
 # (triton's launch does for 16), in powers of two here (the slots are summed over an arange)
 CLUSTER_SIZES = (2, 4, 8, 16)
-# the cluster kernel's receive buffer: the module launches it with triton's own shared memory
-# plus the buffer, within the 48 KiB a launch gets without opting in (it refuses more), so the
-# buffer is kept to a part of that (the headline's: 16 KiB beside triton's 12 on the H200)
-CLUSTER_BUFFER_MAX = 32 * 1024
 # layered launches one kernel per layer (the host cost of eager's GEMMs) and pays off by saving
 # memory traffic, which small batches do not have: smaller buckets do not time it
 LAYERED_MIN_BUCKET = 1024
@@ -308,9 +306,7 @@ def cluster_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str 
         live = m * c * (4 + b) + m * plan.np * 4 + m * kk * b
     if (why := register_reason(live // (4 * 32 * config.num_warps), config.num_warps)) is not None:
         return why
-    if plan.buffer_bytes > CLUSTER_BUFFER_MAX:
-        kib = plan.buffer_bytes // 1024
-        return f"a {kib} KiB receive buffer (max {CLUSTER_BUFFER_MAX // 1024})"
+    # past 48 KiB the module opts the launch in (_opt_in_shared), up to the GPU's limit
     smem = max((m + c) * kk, (m + plan.np) * c) * b + plan.buffer_bytes
     return shared_reason(smem, max_shared)
 
@@ -447,7 +443,6 @@ def reason_kind(reason: str) -> str:
         ("hidden layer", "depth"),
         ("nothing to chain", "depth"),
         ("tl.dot", "dot shape"),
-        ("receive buffer", "shared memory"),
         ("a cluster takes", "cluster size"),
         ("clusters need", "no clusters"),
     ):
@@ -567,6 +562,8 @@ def strategy_seeds(spec: MLPSpec, m: int, max_shared: int = MAX_SHARED) -> list[
         seeds.append(KernelConfig("cluster", block_m=16, chunk=32, block_k=128, num_warps=4))
     if m <= 16:  # one row a cluster won the headline's 1 and 16 rows (run116)
         seeds.append(KernelConfig("cluster", block_m=1, chunk=32, block_k=128, num_warps=4))
+    if 64 < m <= CLUSTER_MAX_BUCKET:  # 32 rows, 8 CTAs won the headline's 256 rows (run121)
+        seeds.append(KernelConfig("cluster", block_m=32, chunk=64, block_k=128, num_warps=4))
     if m >= STREAM_TMA_MIN_BUCKET:  # the H200 probe's best TMA tile
         seeds.append(
             KernelConfig("stream_tma", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2)

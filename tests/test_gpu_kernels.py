@@ -159,6 +159,9 @@ def test_split_many_programs(load_generated, widths, act, dtype):
 CLUSTER = [
     KernelConfig(strategy="cluster", block_m=16, chunk=32, block_k=128, num_warps=4),
     KernelConfig(strategy="cluster", block_m=16, chunk=64, block_k=128, num_warps=2),
+    # 32 rows; 64 rows, whose receive buffer (64 KiB for the headline) takes an opted-in launch
+    KernelConfig(strategy="cluster", block_m=32, chunk=64, block_k=128, num_warps=4),
+    KernelConfig(strategy="cluster", block_m=64, chunk=64, block_k=128, num_warps=8),
     # tiles of 1-8 rows, row by row on the CUDA cores (ClusterPlan.fma); k steps of 128 and 256
     KernelConfig(strategy="cluster", block_m=1, chunk=32, block_k=256, num_warps=4),
     KernelConfig(strategy="cluster", block_m=2, chunk=64, block_k=128, num_warps=4),
@@ -177,9 +180,10 @@ CLUSTER = [
     ],
 )
 def test_cluster_kernels(load_generated, widths, act, bias, dtype):
-    """The hand-over through distributed shared memory on Hopper: clusters of 2-16 CTAs, the
-    paired remote stores whatever pairs the layout gives, tiles of 1-8 rows on the CUDA cores
-    (one value a store: one a thread crashed with pairs), masked rows and odd widths; every
+    """The hand-over through distributed shared memory on Hopper: clusters of 2-16 CTAs, four
+    values a remote store where the layout gives them adjacent (else pairs, else one), tiles of
+    32 and 64 rows (a 64 KiB receive buffer: an opted-in launch), tiles of 1-8 rows on the CUDA
+    cores (one value a store: one a thread crashed with pairs), masked rows and odd widths; every
     launch on fresh inputs right at 1, 2, 17 and 300 rows (a partial row block, many
     clusters), rows past M of a NaN-poisoned output untouched; launched as clusters (the
     compiled kernel's metadata: CTAs a cluster, triton's shared memory plus the buffer); and
@@ -192,7 +196,7 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
     smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
     tiles = [c for c in CLUSTER if infeasible_reason(spec, c, smem) is None]
     # 64 hidden: no 64-wide chunk (one CTA); 512: the 2-row 64-wide tile over its registers
-    assert len(tiles) == {512: 5, 250: 6, 64: 4}[widths[1]]
+    assert len(tiles) == {512: 7, 250: 8, 64: 4}[widths[1]]
     table = {i: entry(c) for i, c in enumerate(tiles, 1)}
     mod, _ = load_generated(spec, gpu_key="test", table=table)
     for m in (1, 2, 17, 300):

@@ -263,6 +263,7 @@ def undefined_store_operands(ptx: str) -> list[str]:
         ((256, 512, 256), "gelu", "fp16", True, 32, 16, 128),  # the headline: 16 CTAs a cluster
         ((100, 250, 70), "silu", "bf16", True, 64, 16, 128),  # masked k, hidden and n; 4 CTAs
         ((33, 64, 17), "relu", "fp32", False, 32, 16, 128),  # no biases; 2 CTAs
+        ((256, 512, 256), "gelu", "fp16", True, 64, 32, 128),  # 32 rows, 8 CTAs
         ((256, 512, 256), "gelu", "fp16", True, 32, 1, 256),  # one row on the CUDA cores
         # one output value a thread: the store that crashed the H200 with pack=2 (run111)
         ((100, 250, 70), "silu", "bf16", True, 32, 1, 256),
@@ -277,9 +278,10 @@ def test_cluster_kernel_compiles_for_hopper(
     torch path there), compiled for sm_90 by triton's own compiler and ptxas without a GPU: its
     PTX passes the cluster barrier twice (arrive, wait, then arrive and wait again), finds its
     buffer from the launch's shared memory size and hands the outputs over with remote stores
-    (paired for 16-row tiles, one value each for tiles of 1-8 rows, which multiply row by row
-    without tensor cores), every operand of them defined; the module records its cluster size
-    and receive buffer for the launch (ClusterPlan: CTAs x rows x owned columns x 4 bytes)."""
+    (four values each for tl.dot tiles, an mma's four accumulators; one value each for tiles of
+    1-8 rows, which multiply row by row without tensor cores), every operand of them defined;
+    the module records its cluster size and receive buffer for the launch (ClusterPlan: CTAs x
+    rows x owned columns x 4 bytes)."""
     import json
     import os
     import subprocess
@@ -305,8 +307,11 @@ def test_cluster_kernel_compiles_for_hopper(
     ptx = got["ptx"]
     assert ptx.count("barrier.cluster.arrive") == 2 and ptx.count("barrier.cluster.wait") == 2
     assert "mapa.shared::cluster" in ptx and "st.shared::cluster.f32" in ptx
-    assert ("st.shared::cluster.v2.f32" in ptx) == (block_m == 16)
-    assert ("mma.sync" in ptx) == (block_m == 16) and plan.fma == (block_m < 16)
+    assert ("mma.sync" in ptx) == (block_m >= 16) and plan.fma == (block_m < 16)
+    if not plan.fma:  # four values a store: an mma's four accumulators, in their order
+        quads = re.findall(r"st\.shared::cluster\.v4\.f32 \[\w+\], \{([^}]*)\}", ptx)
+        mma = {m.replace(" ", "") for m in re.findall(r"mma\.sync\S* \{([^}]*)\}", ptx)}
+        assert quads and all(q.replace(" ", "") in mma for q in quads)
     if plan.fma:  # the rows unrolled: each row's partial outputs stored on their own
         assert ptx.count("st.shared::cluster.f32") >= block_m
     assert undefined_store_operands(ptx) == []

@@ -104,7 +104,8 @@ def test_headline_space_sizes():
         "shared memory": 2,
         "no epilogue": 1,  # gelu: cuBLASLt's GELU epilogue is the tanh approximation
         "registers": 16,  # cluster's 6: one-row tiles with 2 warps or 64-column slices
-        "no clusters": 10,  # cluster's 10 (clusters=True: test_cluster_candidates_only_where...)
+        # cluster's 10 and its 8 32-row tiles (clusters=True: test_cluster_candidates_only_...)
+        "no clusters": 18,
     }
 
 
@@ -267,23 +268,26 @@ def test_cluster_candidates_only_where_the_gpu_launches_clusters():
         on = search_space(HEADLINE, bucket, H200_SHARED, clusters=True)
         cluster = {c for c in on.candidates if c.strategy == "cluster"}
         # 16 rows: chunks 32, 64 (16 and 8 CTAs a cluster) x k steps 128, 256 x 2, 4 warps;
-        # one row: 32-column chunks, 4 warps, both k steps (the rest: registers)
-        assert len(cluster) == 10
-        assert {c.block_m for c in cluster} == {1, 16}
+        # one row: 32-column chunks, 4 warps, both k steps (the rest: registers); 32 rows the
+        # same 8 as 16 rows, over 16 rows only (a taller tile is dominated)
+        assert {c.block_m for c in cluster} == ({1, 16} if bucket < 32 else {1, 16, 32})
+        assert len(cluster) == (10 if bucket < 32 else 18)
         assert not any(c.strategy == "cluster" for c in off.candidates)
-        assert off.dropped_counts()["no clusters"] == 10
+        assert off.dropped_counts()["no clusters"] == 18
         assert set(on.candidates) - cluster == set(off.candidates)
         seeds = set(space.strategy_seeds(HEADLINE, bucket, H200_SHARED))
         assert KernelConfig("cluster", block_m=16, chunk=32, block_k=128, num_warps=4) in seeds
         one_row = KernelConfig("cluster", block_m=1, chunk=32, block_k=128, num_warps=4)
         assert (one_row in seeds) == (bucket == 1)  # seeded up to 16 rows
+        tall = KernelConfig("cluster", block_m=32, chunk=64, block_k=128, num_warps=4)
+        assert (tall in seeds) == (bucket == 256)  # seeded over 64 rows
     big = search_space(HEADLINE, 1024, H200_SHARED, clusters=True)
     assert not any(c.strategy == "cluster" for c in big.candidates)
 
 
 def test_cluster_feasibility():
     """Two layers, a power-of-two number of hidden chunks up to 16 (one CTA each), partial
-    outputs that fit the registers, a receive buffer within its limit."""
+    outputs that fit the registers, a receive buffer that fits the shared memory beside triton's."""
     cfg = KernelConfig("cluster", block_m=16, chunk=32, block_k=128, num_warps=4)
     assert infeasible_reason(HEADLINE, cfg) is None
     assert infeasible_reason(MLPSpec((100, 250, 70)), cfg) is None  # 8 CTAs, masked widths
@@ -292,8 +296,12 @@ def test_cluster_feasibility():
     assert "32 hidden chunks" in infeasible_reason(MLPSpec((256, 1024, 256)), cfg)
     assert "1 hidden chunks" in infeasible_reason(MLPSpec((256, 32, 256)), cfg)
     assert "registers" in infeasible_reason(MLPSpec((256, 512, 4096)), cfg)
-    # 16 CTAs x 16 rows x 64 owned columns of fp32: a 64 KiB buffer
-    assert "64 KiB receive buffer" in infeasible_reason(MLPSpec((256, 512, 1024)), cfg)
+    # 16 CTAs x 16 rows x 64 owned columns of fp32: a 64 KiB buffer, beside triton's operand
+    # tiles more than 99 KiB, which the H200 launches (opted in: _opt_in_shared)
+    wide = MLPSpec((256, 512, 1024))
+    assert plan_cluster(wide, cfg).buffer_bytes == 64 * 1024
+    assert "shared memory" in infeasible_reason(wide, cfg)
+    assert infeasible_reason(wide, cfg, H200_SHARED) is None
     # rows one by one on the CUDA cores: a buffer of a sixteenth at one row, x and both weight
     # tiles held at once in registers
     row = KernelConfig("cluster", block_m=1, chunk=32, block_k=256, num_warps=4)
