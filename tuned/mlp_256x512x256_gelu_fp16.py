@@ -47,9 +47,9 @@ BIAS = True
 TUNED = {
     "NVIDIA H200|sm90|132": {
         1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 39.945, "eager_us": 8.366, "host_us": 8.533, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 3.051},
-        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 42.54, "eager_us": 8.006, "host_us": 6.075, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 4.061},
-        64: {"block_k": 256, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 42.805, "eager_us": 8.205, "host_us": 6.279, "kernel": "_k_cluster_m16_c32_k256", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 4.509},
-        256: {"block_k": 256, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 41.631, "eager_us": 8.608, "graph_block_k": 128, "graph_block_m": 64, "graph_block_n": 16, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n16_k128", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 5.168, "host_us": 7.522, "kernel": "_k_cluster_m16_c32_k256", "num_stages": 1, "num_warps": 2, "strategy": "cluster", "us": 6.61},
+        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 42.216, "eager_us": 7.978, "host_us": 6.836, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 4.046},
+        64: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 43.577, "eager_us": 8.123, "host_us": 8.887, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 4.544},
+        256: {"block_k": 256, "block_m": 32, "block_n": 32, "chunk": 64, "eager_host_us": 50.152, "eager_us": 8.571, "host_us": 9.655, "kernel": "_k_cluster_m32_c64_k256", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 5.587},
         1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 55.782, "eager_us": 9.691, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n32_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 6.413, "host_us": 8.933, "kernel": "_k_persist_m64_n64_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 8.017},
         4096: {"block_k": 64, "block_m": 64, "block_n": 256, "chunk": 64, "eager_host_us": 65.329, "eager_us": 14.524, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 128, "graph_chunk": 64, "graph_kernel": "_k_layered_m64_n128_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "layered", "graph_us": 10.466, "host_us": 13.161, "kernel": "_k_persist_m64_n256_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 12.832},
         16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 46.524, "eager_us": 34.813, "host_us": 23.565, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "us": 22.94},
@@ -70,7 +70,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256], "compile_seconds": 22.6, "cuda": "13.0", "date": "2026-12-01T17:46:49", "exhaustive": True, "gpu": "NVIDIA H200", "measured": 453, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 50.7, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [16, 64, 256], "compile_seconds": 23.0, "cuda": "13.0", "date": "2026-12-01T18:41:08", "exhaustive": True, "gpu": "NVIDIA H200", "measured": 400, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 48.5, "workers": 1},
 }
 
 
@@ -302,70 +302,6 @@ _CLUSTER_LAUNCH = {}  # a cluster kernel -> (CTAs a cluster, receive buffer byte
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_chain_m64_n16_k128_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # chain layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=16, BLOCK_K=128
-    _pdl_release()  # the next layer's kernel may be scheduled now: it waits for this one's output
-    pid = tl.program_id(0)
-    m_tiles = tl.cdiv(M, 64)
-    group = pid // 256
-    first = group * 8
-    rows_in_group = tl.minimum(m_tiles - first, 8)
-    local = pid % 256
-    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
-    cols = (local // rows_in_group) * 16 + tl.arange(0, 16)
-    acc = tl.zeros((64, 16), dtype=tl.float32)
-    for k0 in range(0, 256, 128):
-        ks = k0 + tl.arange(0, 128)
-        a = tl.load(
-            x_ptr + rows[:, None] * 256 + ks[None, :],
-            mask=(rows[:, None] < M),
-            other=0.0,
-        )
-        w = tl.load(
-            w_ptr + cols[:, None] * 256 + ks[None, :],
-        )
-        acc = tl.dot(a, tl.trans(w), acc)
-    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 512 + cols[None, :],
-        _gelu_f16(acc),
-        mask=(rows[:, None] < M),
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_chain_m64_n16_k128_l1(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # chain layer 1: 512 -> 256, none; BLOCK_M=64, BLOCK_N=16, BLOCK_K=128
-    _pdl_wait()  # x is the previous layer's output: wait for that kernel to finish and flush
-    pid = tl.program_id(0)
-    m_tiles = tl.cdiv(M, 64)
-    group = pid // 128
-    first = group * 8
-    rows_in_group = tl.minimum(m_tiles - first, 8)
-    local = pid % 128
-    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
-    cols = (local // rows_in_group) * 16 + tl.arange(0, 16)
-    acc = tl.zeros((64, 16), dtype=tl.float32)
-    for k0 in range(0, 512, 128):
-        ks = k0 + tl.arange(0, 128)
-        a = tl.load(
-            x_ptr + rows[:, None] * 512 + ks[None, :],
-            mask=(rows[:, None] < M),
-            other=0.0,
-        )
-        w = tl.load(
-            w_ptr + cols[:, None] * 512 + ks[None, :],
-        )
-        acc = tl.dot(a, tl.trans(w), acc)
-    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + cols[None, :],
-        acc.to(tl.float16),
-        mask=(rows[:, None] < M),
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
 def _k_chain_m64_n32_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
     # chain layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=32, BLOCK_K=64
     _pdl_release()  # the next layer's kernel may be scheduled now: it waits for this one's output
@@ -430,8 +366,8 @@ def _k_chain_m64_n32_k64_l1(x_ptr, y_ptr, w_ptr, b_ptr, M):
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_cluster_m16_c32_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # cluster: BLOCK_M=16, chunk=32, BLOCK_K=256, 16 CTAs a cluster, 16 output columns each
+def _k_cluster_m16_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # cluster: BLOCK_M=16, chunk=32, BLOCK_K=128, 16 CTAs a cluster, 16 output columns each
     base = _cluster_buffer(16384)
     pid = tl.program_id(0)
     rank = pid % 16
@@ -442,8 +378,8 @@ def _k_cluster_m16_c32_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     hid = rank * 32 + tl.arange(0, 32)
     # hidden columns hid: 256 -> 512, gelu
     s = tl.zeros((16, 32), dtype=tl.float32)
-    for k0 in tl.static_range(0, 256, 256):
-        ks = k0 + tl.arange(0, 256)
+    for k0 in tl.static_range(0, 256, 128):
+        ks = k0 + tl.arange(0, 128)
         a = tl.load(
             x_ptr + rows[:, None] * 256 + ks[None, :],
             mask=row_ok,
@@ -486,7 +422,7 @@ def _k_cluster_m16_c32_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     tl.store(y_ptr + out_rows * 256 + out_cols, out, mask=(out_rows < M) & (out_cols < 256))
 
 
-_CLUSTER_LAUNCH[_k_cluster_m16_c32_k256] = (16, 16384)
+_CLUSTER_LAUNCH[_k_cluster_m16_c32_k128] = (16, 16384)
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -538,6 +474,66 @@ def _k_cluster_m1_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
 
 
 _CLUSTER_LAUNCH[_k_cluster_m1_c32_k128] = (16, 1024)
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_cluster_m32_c64_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # cluster: BLOCK_M=32, chunk=64, BLOCK_K=256, 8 CTAs a cluster, 32 output columns each
+    base = _cluster_buffer(32768)
+    pid = tl.program_id(0)
+    rank = pid % 8
+    local = tl.arange(0, 32)
+    rows = (pid // 8).to(tl.int64) * 32 + local
+    row_ok = rows[:, None] < M
+    _cluster_arrive()
+    hid = rank * 64 + tl.arange(0, 64)
+    # hidden columns hid: 256 -> 512, gelu
+    s = tl.zeros((32, 64), dtype=tl.float32)
+    for k0 in tl.static_range(0, 256, 256):
+        ks = k0 + tl.arange(0, 256)
+        a = tl.load(
+            x_ptr + rows[:, None] * 256 + ks[None, :],
+            mask=row_ok,
+            other=0.0,
+        )
+        w = tl.load(
+            w0_ptr + hid[:, None] * 256 + ks[None, :],
+        )
+        s = tl.dot(a, tl.trans(w), s)
+    s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
+    h = _gelu_f16(s)
+    # 512 -> 256: this slice's share of every output
+    ns = tl.arange(0, 256)
+    w = tl.load(
+        w1_ptr + ns[:, None] * 512 + hid[None, :],
+    )
+    part = tl.dot(h, tl.trans(w))
+    # this CTA's outputs as _quad_slot lays them out, [rr, jq, hi, lo]: row (rr // 8) * 16 +
+    # hi * 8 + rr % 8 of the block, owned column jq * 2 + lo (a warp's reads are adjacent words)
+    rr = tl.arange(0, 16)[:, None, None, None]
+    jq = tl.arange(0, 16)[None, :, None, None]
+    hi = tl.arange(0, 2)[None, None, :, None]
+    lo = tl.arange(0, 2)[None, None, None, :]
+    out_rows = (pid // 8).to(tl.int64) * 32 + (rr // 8) * 16 + hi * 8 + rr % 8
+    out_cols = rank * 32 + jq * 2 + lo
+    bias = tl.load(b1_ptr + out_cols, mask=out_cols < 256, other=0.0).to(tl.float32)
+    # every CTA of the cluster runs: store each partial into its column owner's slot `rank`
+    dep = _cluster_wait()
+    owner = (ns // 32)[None, :] + tl.zeros((32, 256), dtype=tl.int32)
+    ok = (row_ok & (ns[None, :] < 256)).to(tl.int32)
+    slot = rank * 1024 + _quad_slot(local[:, None], (ns % 32)[None, :], 32) + dep
+    _cluster_store(slot, base, owner, ok, part)
+    # every CTA's stores are visible: sum this CTA's columns over the slots (a fixed order)
+    dep = _cluster_sync()
+    ranks = tl.arange(0, 8)[:, None, None, None, None]
+    word = ((rr * 16 + jq) * 4 + hi * 2 + lo)[None, :, :, :, :]
+    out = tl.sum(_cluster_load(ranks * 1024 + word + dep, base), axis=0)
+    out += bias
+    out = out.to(tl.float16)
+    tl.store(y_ptr + out_rows * 256 + out_cols, out, mask=(out_rows < M) & (out_cols < 256))
+
+
+_CLUSTER_LAUNCH[_k_cluster_m32_c64_k256] = (8, 32768)
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -974,12 +970,11 @@ def _k_stream_tma_m128_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M)
 
 
 KERNELS = {
-    "_k_chain_m64_n16_k128_l0": _k_chain_m64_n16_k128_l0,
-    "_k_chain_m64_n16_k128_l1": _k_chain_m64_n16_k128_l1,
     "_k_chain_m64_n32_k64_l0": _k_chain_m64_n32_k64_l0,
     "_k_chain_m64_n32_k64_l1": _k_chain_m64_n32_k64_l1,
-    "_k_cluster_m16_c32_k256": _k_cluster_m16_c32_k256,
+    "_k_cluster_m16_c32_k128": _k_cluster_m16_c32_k128,
     "_k_cluster_m1_c32_k128": _k_cluster_m1_c32_k128,
+    "_k_cluster_m32_c64_k256": _k_cluster_m32_c64_k256,
     "_k_layered_m64_n128_k64_l0": _k_layered_m64_n128_k64_l0,
     "_k_persist_m64_n256_k64": _k_persist_m64_n256_k64,
     "_k_persist_m64_n64_k64": _k_persist_m64_n64_k64,
