@@ -130,8 +130,8 @@ ROW_TILED = ("rowblock", "persist", "stream", "stream_tma", "split", "cluster", 
 # H200 it already lost to eager at 1024 rows (BENCHMARKS.md), so larger buckets do not time it
 SPLIT_MAX_BUCKET = 4096
 # cluster's hand-over grows with the rows like split's (every partial output crosses to its
-# owner once); on the H200 it won from 1 to 64 rows, larger buckets are left to the tuner up to
-# this one
+# owner once); on the H200 it won from 1 to 256 rows (BENCHMARKS.md, run122) and at 1024 rows
+# every cluster tile of 16-128 rows lost to eager (run119, run121), so larger buckets skip it
 CLUSTER_MAX_BUCKET = 256
 # Hopper's thread-block clusters: at most 8 CTAs portably, 16 where the launch allows it
 # (triton's launch does for 16), in powers of two here (the slots are summed over an arange)
