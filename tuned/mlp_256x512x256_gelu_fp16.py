@@ -49,7 +49,7 @@ TUNED = {
         1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 39.945, "eager_us": 8.366, "host_us": 8.533, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 3.051},
         16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 42.216, "eager_us": 7.978, "host_us": 6.836, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 4.046},
         64: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 43.577, "eager_us": 8.123, "host_us": 8.887, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 4.544},
-        256: {"block_k": 256, "block_m": 32, "block_n": 32, "chunk": 64, "eager_host_us": 50.152, "eager_us": 8.571, "host_us": 9.655, "kernel": "_k_cluster_m32_c64_k256", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 5.587},
+        256: {"block_k": 256, "block_m": 32, "block_n": 32, "chunk": 64, "eager_host_us": 50.152, "eager_us": 8.571, "graph_block_k": 128, "graph_block_m": 64, "graph_block_n": 16, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n16_k128", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 5.155, "host_us": 9.655, "kernel": "_k_cluster_m32_c64_k256", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 5.587},
         1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 55.782, "eager_us": 9.691, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n32_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 6.413, "host_us": 8.933, "kernel": "_k_persist_m64_n64_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 8.017},
         4096: {"block_k": 64, "block_m": 64, "block_n": 256, "chunk": 64, "eager_host_us": 65.329, "eager_us": 14.524, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 128, "graph_chunk": 64, "graph_kernel": "_k_layered_m64_n128_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "layered", "graph_us": 10.466, "host_us": 13.161, "kernel": "_k_persist_m64_n256_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 12.832},
         16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 46.524, "eager_us": 34.813, "host_us": 23.565, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "us": 22.94},
@@ -301,6 +301,70 @@ _PACKED_EXACT = {
     "_gelu_f16": _gelu_f16_exact,
 }
 _CLUSTER_LAUNCH = {}  # a cluster kernel -> (CTAs a cluster, receive buffer bytes)
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_chain_m64_n16_k128_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
+    # chain layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=16, BLOCK_K=128
+    _pdl_release()  # the next layer's kernel may be scheduled now: it waits for this one's output
+    pid = tl.program_id(0)
+    m_tiles = tl.cdiv(M, 64)
+    group = pid // 256
+    first = group * 8
+    rows_in_group = tl.minimum(m_tiles - first, 8)
+    local = pid % 256
+    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
+    cols = (local // rows_in_group) * 16 + tl.arange(0, 16)
+    acc = tl.zeros((64, 16), dtype=tl.float32)
+    for k0 in range(0, 256, 128):
+        ks = k0 + tl.arange(0, 128)
+        a = tl.load(
+            x_ptr + rows[:, None] * 256 + ks[None, :],
+            mask=(rows[:, None] < M),
+            other=0.0,
+        )
+        w = tl.load(
+            w_ptr + cols[:, None] * 256 + ks[None, :],
+        )
+        acc = tl.dot(a, tl.trans(w), acc)
+    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 512 + cols[None, :],
+        _gelu_f16(acc),
+        mask=(rows[:, None] < M),
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_chain_m64_n16_k128_l1(x_ptr, y_ptr, w_ptr, b_ptr, M):
+    # chain layer 1: 512 -> 256, none; BLOCK_M=64, BLOCK_N=16, BLOCK_K=128
+    _pdl_wait()  # x is the previous layer's output: wait for that kernel to finish and flush
+    pid = tl.program_id(0)
+    m_tiles = tl.cdiv(M, 64)
+    group = pid // 128
+    first = group * 8
+    rows_in_group = tl.minimum(m_tiles - first, 8)
+    local = pid % 128
+    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
+    cols = (local // rows_in_group) * 16 + tl.arange(0, 16)
+    acc = tl.zeros((64, 16), dtype=tl.float32)
+    for k0 in range(0, 512, 128):
+        ks = k0 + tl.arange(0, 128)
+        a = tl.load(
+            x_ptr + rows[:, None] * 512 + ks[None, :],
+            mask=(rows[:, None] < M),
+            other=0.0,
+        )
+        w = tl.load(
+            w_ptr + cols[:, None] * 512 + ks[None, :],
+        )
+        acc = tl.dot(a, tl.trans(w), acc)
+    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 256 + cols[None, :],
+        acc.to(tl.float16),
+        mask=(rows[:, None] < M),
+    )
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -972,6 +1036,8 @@ def _k_stream_tma_m128_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M)
 
 
 KERNELS = {
+    "_k_chain_m64_n16_k128_l0": _k_chain_m64_n16_k128_l0,
+    "_k_chain_m64_n16_k128_l1": _k_chain_m64_n16_k128_l1,
     "_k_chain_m64_n32_k64_l0": _k_chain_m64_n32_k64_l0,
     "_k_chain_m64_n32_k64_l1": _k_chain_m64_n32_k64_l1,
     "_k_cluster_m16_c32_k128": _k_cluster_m16_c32_k128,
