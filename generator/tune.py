@@ -63,9 +63,9 @@ from mlpgen.trials import config_text, main, write_trial_log
 Measure = Callable[[int, KernelConfig], Measurement]
 TIE = 0.10  # scores within 10% of the best are a tie: at launch-bound buckets every fused
 # kernel costs the same host time (the launcher, ~17 us on the H200 host), so GPU time decides
-# a CUDA-graph winner beside the call winner where it takes over 5% less GPU time: GPU time by
-# a graph of 20 calls repeats within 1% (BENCHMARKS.md: recheck_probe, run116 and run122), and
-# at the headline's 256 rows chain took 5.16 us against the call winner's 5.59 (run122)
+# a CUDA-graph winner beside the call winner where it takes over 5% less GPU time: the tuner's
+# GPU times were within 1% of five re-measurements' medians (BENCHMARKS.md: recheck_probe,
+# run116 and run122), and at the headline's 256 rows chain took 5.16 us against 5.59 (run122)
 GRAPH_TIE = 0.05
 LOCAL_STEPS = 6  # a bucket's first measurements (firsts included) search the best one's neighbours
 MAX_SKIPS = 20  # trials in a row that measure nothing before a random candidate is enqueued

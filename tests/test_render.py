@@ -242,8 +242,9 @@ print(json.dumps({"ptx": compiled.asm["ptx"], "cubin": len(compiled.asm["cubin"]
 
 def undefined_store_operands(ptx: str) -> list[str]:
     """Registers that a remote-store asm block reads but nothing before it wrote: triton pads
-    a pack=2 asm's operands with undefined values where a thread holds an odd number of
-    elements, which a store then uses as its CTA rank and mask."""
+    a pack=2 or pack=4 asm's operands with undefined values where a thread holds a number of
+    elements that is not a multiple of the pack, which a store then uses as its CTA rank and
+    mask."""
     lines = ptx.splitlines()
     bad = set()
     for i, line in enumerate(lines):
