@@ -151,6 +151,7 @@ CHUNK_PADDED = ("rowblock", "stream", "stream_tma")
 STREAM_TMA_MIN_BUCKET = 4096
 TMA_ALIGN = 16  # bytes: TMA needs 16-byte aligned bases and row strides
 MAX_ACC_REGS = 128  # fp32 accumulator registers per thread a tile may take
+FMA_OVERHEAD_REGS = 30  # the cluster row form's registers beyond its tiles (cluster_reason)
 
 
 def fusable(spec: MLPSpec) -> bool:
@@ -298,13 +299,25 @@ def cluster_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str 
         return f"{plan.ctas} hidden chunks: a cluster takes {sizes} CTAs"
     b = ELEM_BYTES[spec.dtype]
     m, c, kk = config.block_m, config.chunk, config.block_k
-    if plan.fma:  # x rows and both weight tiles held at once, one tile widened to fp32 in use
+    threads = 32 * config.num_warps
+    if plan.fma:  # x rows and both weight tiles held at once, the partial outputs
         k_pad = len(plan.k_starts) * kk
         tiles = c * k_pad + plan.np * c
-        live = (m * k_pad + tiles) * b + max(c * k_pad, plan.np * c) * 4 + m * plan.np * 4
+        # an output sum sits in every lane that added its slice (16-byte loads of chunk values)
+        replicas = max(1, c * b // 16)
+        live = (m * k_pad + tiles) * b + m * plan.np * 4 * replicas
+        if m > 1:  # a weight tile widened to fp32 once and kept for every row
+            live += max(c * k_pad, plan.np * c) * 4
+        # one row widens its tiles as it multiplies them: offline sm_90a compiles (seventeenth
+        # session, triton 3.9) of the headline's row form used 95 / 163 / 168 registers at
+        # chunk 32 / 32 / 64 with 4 / 2 / 4 warps, where this counts 73 / 146 / 145 (the
+        # estimate before counted a widened tile too, 131 / 262 / 259: chunk 64 went unsearched
+        # and took 0.96x chunk 32's GPU time at 16 rows, docs/h200/s17/run132); 256 -> 512 ->
+        # 1024 at chunk 32, 4 warps: 254 (this 193); the addresses and sums take the rest
+        regs = live // (4 * threads) + FMA_OVERHEAD_REGS
     else:  # the hidden slice, partial outputs, an x tile
-        live = m * c * (4 + b) + m * plan.np * 4 + m * kk * b
-    if (why := register_reason(live // (4 * 32 * config.num_warps), config.num_warps)) is not None:
+        regs = (m * c * (4 + b) + m * plan.np * 4 + m * kk * b) // (4 * threads)
+    if (why := register_reason(regs, config.num_warps)) is not None:
         return why
     # past 48 KiB the module opts the launch in (_opt_in_shared), up to the GPU's limit
     smem = max((m + c) * kk, (m + plan.np) * c) * b + plan.buffer_bytes
