@@ -46,9 +46,9 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 63.104, "eager_us": 7.23, "host_us": 6.182, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 2.435},
-        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 51.678, "eager_us": 7.246, "host_us": 6.216, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 2.626},
-        64: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 61.001, "eager_us": 7.432, "host_us": 6.238, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 3.078},
+        1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 64.454, "eager_us": 7.237, "host_us": 8.759, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 2.458},
+        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 65.57, "eager_us": 7.235, "host_us": 8.777, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 2.619},
+        64: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 65.871, "eager_us": 7.45, "host_us": 6.34, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "strategy": "cluster", "us": 2.928},
         1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 41.816, "eager_us": 8.259, "host_us": 6.76, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.622},
         16384: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 43.245, "eager_us": 13.318, "host_us": 9.984, "kernel": "_k_stream_m64_n64_c64", "num_stages": 2, "num_warps": 4, "strategy": "stream", "us": 6.485},
         262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 171.819, "kernel": "_k_stream_m64_n32_c64", "num_stages": 3, "num_warps": 4, "strategy": "stream", "us": 69.973},
@@ -64,7 +64,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64], "compile_seconds": 19.0, "cuda": "13.0", "date": "2026-12-01T18:01:26", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 48, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 70.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 13.1, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64], "compile_seconds": 24.6, "cuda": "13.0", "date": "2026-12-01T20:00:22", "exhaustive": True, "gpu": "NVIDIA H200", "measured": 261, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 35.2, "workers": 1},
 }
 
 
