@@ -94,7 +94,8 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         # 4.05 at 16 rows against the 16-row tile's 4.21 / 4.45; 2, 4 and 8 rows were slower than
         # one of the two at 1-64 rows (fifteenth session, run116). With four values a remote
         # store (sixteenth session, run121) 32-row tiles with 64-column chunks took 5.70 us at
-        # 256 rows against the 16-row tile's 6.60 before; 64-row tiles lost at 64-1024 rows
+        # 256 rows against the 16-row tile's 6.60 before; 64-row tiles lost at 64-1024 rows.
+        # One row with 64-column chunks (8 CTAs) took 3.94 us at 16 rows (seventeenth, run133)
         "block_m": (1, 16, 32),
         "chunk": (32, 64),
         "block_k": (128, 256),
