@@ -309,8 +309,8 @@ def cluster_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str 
         live = (m * k_pad + tiles) * b + m * plan.np * 4 * replicas
         if m > 1:  # a weight tile widened to fp32 once and kept for every row
             live += max(c * k_pad, plan.np * c) * 4
-        # one row widens its tiles as it multiplies them: offline sm_90a compiles (seventeenth
-        # session, triton 3.9) of the headline's row form used 95 / 163 / 168 registers at
+        # one row widens its tiles as it multiplies them: offline sm_90a compiles (triton 3.9,
+        # docs/h200/s17/offline_sass.py) of the headline's row form used 95 / 163 / 168 registers at
         # chunk 32 / 32 / 64 with 4 / 2 / 4 warps, where this counts 73 / 146 / 145 (the
         # estimate before counted a widened tile too, 131 / 262 / 259: chunk 64 went unsearched
         # and took 0.96x chunk 32's GPU time at 16 rows, docs/h200/s17/run132); 256 -> 512 ->

@@ -12,15 +12,17 @@ rounds. Run from the repository root: python3 docs/h200/s17/dedup_probe.py OUT""
 
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 
-from mlpgen.emit import entry, read_module, render
-from mlpgen.measure import check, device_problem, gpu_us
-from mlpgen.selfcheck import load_module
-from mlpgen.spec import KernelConfig
+sys.path.insert(0, str(Path(__file__).parent))
+from prefetch_probe import replay  # noqa: E402
+
+from mlpgen.emit import read_module  # noqa: E402
+from mlpgen.measure import check, device_problem, gpu_us  # noqa: E402
+from mlpgen.selfcheck import load_module  # noqa: E402
+from mlpgen.spec import KernelConfig  # noqa: E402
 
 SRC = Path("tuned/mlp_256x512x256_gelu_fp16.py")
 BEFORE = Path("docs/h200/s17/rows_before_module.py")
@@ -34,34 +36,8 @@ CONFIGS = [
 ROWS = {1: (1,), 16: (1, 2, 4, 8, 16), 64: (1, 2, 4, 8, 16)}  # rows -> block_m timed
 
 
-def per_call(fn, calls=200):
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / calls * 1e6
-
-
-def replay(fn, reps=200):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return per_call(g.replay, reps)
-
-
 def label(c):
     return f"m{c.block_m}c{c.chunk}k{c.block_k}w{c.num_warps}"
-
-
-def table(spec):
-    return {"test": {i: entry(c) for i, c in enumerate(CONFIGS, 1)}}
 
 
 def main(out: Path) -> None:
