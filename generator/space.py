@@ -99,7 +99,7 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         "block_m": (1, 16, 32),
         "chunk": (32, 64),
         "block_k": (128, 256),
-        "num_warps": (2, 4),
+        "num_warps": (2, 4, 8, 16),
         "num_stages": (1,),
     },
     "layered": {

@@ -167,6 +167,9 @@ CLUSTER = [
     KernelConfig(strategy="cluster", block_m=2, chunk=64, block_k=128, num_warps=4),
     KernelConfig(strategy="cluster", block_m=4, chunk=32, block_k=128, num_warps=4),
     KernelConfig(strategy="cluster", block_m=8, chunk=32, block_k=256, num_warps=4),
+    # one row with 8 and 16 warps: the reduced axes span more warps' lanes
+    KernelConfig(strategy="cluster", block_m=1, chunk=64, block_k=128, num_warps=8),
+    KernelConfig(strategy="cluster", block_m=1, chunk=32, block_k=128, num_warps=16),
 ]
 
 
@@ -196,7 +199,7 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
     smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
     tiles = [c for c in CLUSTER if infeasible_reason(spec, c, smem) is None]
     # 64 hidden: no 64-wide chunk (one CTA); 512: the 2-row 64-wide tile over its registers
-    assert len(tiles) == {512: 7, 250: 8, 64: 4}[widths[1]]
+    assert len(tiles) == {512: 9, 250: 10, 64: 5}[widths[1]]
     table = {i: entry(c) for i, c in enumerate(tiles, 1)}
     mod, _ = load_generated(spec, gpu_key="test", table=table)
     for m in (1, 2, 17, 300):
