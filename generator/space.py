@@ -95,11 +95,12 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         # one of the two at 1-64 rows (fifteenth session, run116). With four values a remote
         # store (sixteenth session, run121) 32-row tiles with 64-column chunks took 5.70 us at
         # 256 rows against the 16-row tile's 6.60 before; 64-row tiles lost at 64-1024 rows.
-        # One row with 64-column chunks (8 CTAs) took 3.94 us at 16 rows (seventeenth, run133)
+        # One row with 64-column chunks (8 CTAs) took 3.94 us at 16 rows (seventeenth, run133);
+        # 8 and 16 warps took 0.99-1.15x the best of 2 and 4 at 1-64 rows (eighteenth, run139)
         "block_m": (1, 16, 32),
         "chunk": (32, 64),
         "block_k": (128, 256),
-        "num_warps": (2, 4, 8, 16),
+        "num_warps": (2, 4),
         "num_stages": (1,),
     },
     "layered": {
