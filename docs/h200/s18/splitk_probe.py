@@ -123,10 +123,11 @@ def label(l0, l1, s):
     return head + ("base" if not s else f"sk{s}") + f" m{l1[0]}n{l1[1]}k{l1[2]}"
 
 
-def compile_cluster_pdl(mod, kernel, grid, args, s, buffer):
-    """The kernel compiled with PDL, its launch metadata set to S CTAs a cluster and triton's
-    shared memory plus the receive buffer (the module's _cluster_compiled, with launch_pdl)."""
-    c = kernel.warmup(*args, grid=grid, num_warps=4, num_stages=3, launch_pdl=True)
+def compile_cluster_pdl(mod, kernel, grid, args, s, buffer, pdl=True):
+    """The kernel compiled with PDL (or without), its launch metadata set to S CTAs a cluster
+    and triton's shared memory plus the receive buffer (the module's _cluster_compiled, with
+    launch_pdl)."""
+    c = kernel.warmup(*args, grid=grid, num_warps=4, num_stages=3, launch_pdl=pdl)
     getattr(c, "_init_handles", lambda: None)()
     meta = c.packed_metadata
     assert isinstance(meta, tuple) and len(meta) == 3 and meta[1] == 1, meta
@@ -176,7 +177,7 @@ def main(out: Path) -> None:
         report.append(s)
         print(s, flush=True)
 
-    def runner(l0tile, l1, s):
+    def runner(l0tile, l1, s, pdl=True, alone=False):
         k0 = mod.KERNELS[chains[l0tile].kernel_name + "_l0"]
         compiled = {}
         if not s:
@@ -189,16 +190,17 @@ def main(out: Path) -> None:
             h = h if h is not None else x.new_empty((m, HID))
             y = out if out is not None else x.new_empty((m, N))
             g0 = (triton.cdiv(m, l0tile[0]) * (HID // l0tile[1]), 1)
-            mod._run(k0, g0, [x, h, w[0], b[0], m], 4, 3, mod._LAYER_TENSORS)
+            if not alone:
+                mod._run(k0, g0, [x, h, w[0], b[0], m], 4, 3, mod._LAYER_TENSORS)
             g1 = (triton.cdiv(m, l1[0]) * (N // l1[1]), 1)
             args = [h, y, w[1], b[1], m]
             if not s:
-                mod._run(k1, g1, args, 4, 3, mod._LAYER_TENSORS, pdl=True)
+                mod._run(k1, g1, args, 4, 3, mod._LAYER_TENSORS, pdl=pdl)
                 return y
             key = tuple(a.data_ptr() % 16 == 0 for a in args[:4])
             c = compiled.get(key)
             if c is None:
-                c = compiled[key] = compile_cluster_pdl(mod, k1, g1, args, s, l1[0] * l1[1] * 4)
+                c = compiled[key] = compile_cluster_pdl(mod, k1, g1, args, s, l1[0] * l1[1] * 4, pdl)
             stream = torch._C._cuda_getCurrentRawStream(x.get_device())
             c.run(g1[0], 1, 1, stream, c.function, c.packed_metadata, None, None, None, *args)
             return y
@@ -235,5 +237,91 @@ def main(out: Path) -> None:
     (out / "splitk.txt").write_text("\n".join(report) + "\n")
 
 
+def why(out: Path) -> None:
+    """SPLITK_PROBE=why: at 1024 rows, the split kernels without PDL (a plain cluster launch
+    after layer 0; its griddepcontrol.wait is then a no-op) and the last layer alone (its input
+    left from a full call), beside the shipped chain kernel the same ways. The base kernel
+    compiled without PDL is a kernel of its own (the module's is compiled with it), so it is
+    rendered from a second module."""
+    out.mkdir(parents=True, exist_ok=True)
+    spec = read_module(SRC)[0]
+    tiles = [(64, 32, 64), (32, 32, 64)]
+    chains = {t: KernelConfig("chain", block_m=t[0], block_n=t[1], block_k=t[2], num_warps=4,
+                              num_stages=3) for t in tiles}
+    table = {i: entry(c) for i, c in enumerate(chains.values(), 1)}
+    table[len(table) + 1] = entry(KernelConfig("cluster", block_m=16, chunk=32, block_k=128,
+                                               num_warps=4))
+    mods = []
+    for name in ("probe_chain.py", "probe_chain_plain.py"):
+        (out / name).write_text(render(spec, {"test": table}, {}))
+        mods.append(load_module(out / name))
+    mod, plain = mods
+    for m in mods:
+        m.gpu_key(torch.device("cuda"))
+    lines = ["import triton", "import triton.language as tl", ""]
+    for l1 in tiles:
+        lines.append(splitk_text(*l1, 2))
+    for pdl in (True, False):
+        kpath = out / f"why_kernels_{int(pdl)}.py"
+        kpath.write_text("\n".join(lines) + "\n")
+    rows, l0 = 1024, (64, 32, 64)
+    x, w, b = device_problem(spec, rows, "cuda", 0)
+    y = torch.empty(rows, N, device="cuda", dtype=x.dtype)
+    h = torch.empty(rows, HID, device="cuda", dtype=x.dtype)
+    fns = {}
+    for pdl in (True, False):
+        sp = importlib.util.spec_from_file_location(f"why_kernels_{int(pdl)}", out / f"why_kernels_{int(pdl)}.py")
+        km = importlib.util.module_from_spec(sp)
+        km.__dict__.update({n: getattr(mod, n) for n in HELPERS})
+        sp.loader.exec_module(km)
+        owner = mod if pdl else plain
+        for l1 in tiles:
+            for s in (0, 2):
+                if s == 0 and l1 != l0:
+                    continue
+                k0 = owner.KERNELS[chains[l0].kernel_name + "_l0"]
+                k1 = owner.KERNELS[chains[l1].kernel_name + "_l1"] if not s else getattr(km, splitk_name(*l1, s))
+                compiled = {}
+
+                def run(x, w, b, out=None, hh=None, alone=False, k0=k0, k1=k1, l1=l1, s=s,
+                        pdl=pdl, compiled=compiled, owner=owner):
+                    m = x.shape[0]
+                    hh = hh if hh is not None else x.new_empty((m, HID))
+                    yy = out if out is not None else x.new_empty((m, N))
+                    if not alone:
+                        g0 = (triton.cdiv(m, l0[0]) * (HID // l0[1]), 1)
+                        owner._run(k0, g0, [x, hh, w[0], b[0], m], 4, 3, owner._LAYER_TENSORS)
+                    g1 = (triton.cdiv(m, l1[0]) * (N // l1[1]), 1)
+                    args = [hh, yy, w[1], b[1], m]
+                    if not s:
+                        owner._run(k1, g1, args, 4, 3, owner._LAYER_TENSORS, pdl=pdl)
+                        return yy
+                    key = tuple(a.data_ptr() % 16 == 0 for a in args[:4])
+                    if key not in compiled:
+                        compiled[key] = compile_cluster_pdl(mod, k1, g1, args, s, l1[0] * l1[1] * 4, pdl)
+                    c = compiled[key]
+                    stream = torch._C._cuda_getCurrentRawStream(x.get_device())
+                    c.run(g1[0], 1, 1, stream, c.function, c.packed_metadata, None, None, None, *args)
+                    return yy
+                tag = ("base" if not s else f"sk{s}") + f" m{l1[0]}n{l1[1]}k{l1[2]}" + ("" if pdl else " no PDL")
+                for mm in (rows, rows + 13, 37):
+                    err, bad = check(run, spec, mm, "cuda", 0)
+                    assert not bad, (tag, mm, bad)
+                fns[tag] = lambda run=run: run(x, w, b, out=y, hh=h)
+                fns[tag + ", last layer alone"] = lambda run=run: run(x, w, b, out=y, hh=h, alone=True)
+    t = {k: {"gpu": [], "graph": []} for k in fns}
+    for _ in range(5):
+        for k, fn in fns.items():
+            t[k]["gpu"].append(gpu_us(fn))
+            t[k]["graph"].append(replay(fn))
+    report = [f"{rows} rows (layer 0: chain m{l0[0]}n{l0[1]}k{l0[2]}): {'variant':>40} {'gpu':>7} {'graph':>7}"]
+    for k in fns:
+        report.append(f"{'':>10}{k:>60} {statistics.median(t[k]['gpu']):7.2f} {statistics.median(t[k]['graph']):7.2f}")
+    print("\n".join(report), flush=True)
+    (out / "why.txt").write_text("\n".join(report) + "\n")
+
+
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    import os
+
+    (why if os.environ.get("SPLITK_PROBE") == "why" else main)(Path(sys.argv[1]))
