@@ -224,17 +224,22 @@ def main(out: Path) -> None:
             h = torch.empty(rows, HID, device="cuda", dtype=x.dtype)
             fns[name] = lambda run=run, x=x, w=w, b=b, y=y, h=h: run(x, w, b, out=y, h=h)
         say(f"checked {rows} rows: {len(fns)} variants ok (shipped layer 0: m{l0ship[0]}n{l0ship[1]}k{l0ship[2]})")
-        t = {k: {"gpu": [], "graph": []} for k in fns}
-        for _ in range(5):
-            for k, fn in fns.items():
-                t[k]["gpu"].append(gpu_us(fn))
-                t[k]["graph"].append(replay(fn))
-        base = statistics.median(t[next(iter(fns))]["gpu"])
+        times = alternate(fns)
+        base = times[next(iter(fns))][0]
         say(f"{rows} rows: {'variant':>36} {'gpu':>7} {'/base':>6} {'graph':>7}")
-        for k in fns:
-            g = statistics.median(t[k]["gpu"])
-            say(f"{'':>10}{k:>36} {g:7.2f} {g / base:6.3f} {statistics.median(t[k]['graph']):7.2f}")
+        for k, (g, graph) in times.items():
+            say(f"{'':>10}{k:>36} {g:7.2f} {g / base:6.3f} {graph:7.2f}")
     (out / "splitk.txt").write_text("\n".join(report) + "\n")
+
+
+def alternate(fns, rounds=5):
+    """{name: (GPU us, graph replay us)}: medians over rounds of every variant in turn."""
+    t = {k: ([], []) for k in fns}
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            t[k][0].append(gpu_us(fn))
+            t[k][1].append(replay(fn))
+    return {k: (statistics.median(g), statistics.median(r)) for k, (g, r) in t.items()}
 
 
 def why(out: Path) -> None:
@@ -309,14 +314,10 @@ def why(out: Path) -> None:
                     assert not bad, (tag, mm, bad)
                 fns[tag] = lambda run=run: run(x, w, b, out=y, hh=h)
                 fns[tag + ", last layer alone"] = lambda run=run: run(x, w, b, out=y, hh=h, alone=True)
-    t = {k: {"gpu": [], "graph": []} for k in fns}
-    for _ in range(5):
-        for k, fn in fns.items():
-            t[k]["gpu"].append(gpu_us(fn))
-            t[k]["graph"].append(replay(fn))
+    times = alternate(fns)
     report = [f"{rows} rows (layer 0: chain m{l0[0]}n{l0[1]}k{l0[2]}): {'variant':>40} {'gpu':>7} {'graph':>7}"]
-    for k in fns:
-        report.append(f"{'':>10}{k:>60} {statistics.median(t[k]['gpu']):7.2f} {statistics.median(t[k]['graph']):7.2f}")
+    for k, (g, graph) in times.items():
+        report.append(f"{'':>10}{k:>60} {g:7.2f} {graph:7.2f}")
     print("\n".join(report), flush=True)
     (out / "why.txt").write_text("\n".join(report) + "\n")
 
