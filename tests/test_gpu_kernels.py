@@ -186,11 +186,11 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
     """The hand-over through distributed shared memory on Hopper: clusters of 2-16 CTAs, four
     values a remote store where the layout gives them adjacent (else pairs, else one), tiles of
     32 and 64 rows (a 64 KiB receive buffer: an opted-in launch), tiles of 1-8 rows on the CUDA
-    cores (one value a store: one a thread crashed with pairs), masked rows and odd widths; every
-    launch on fresh inputs right at 1, 2, 17 and 300 rows (a partial row block, many
-    clusters), rows past M of a NaN-poisoned output untouched; launched as clusters (the
-    compiled kernel's metadata: CTAs a cluster, triton's shared memory plus the buffer); and
-    replayed from a CUDA graph on new inputs."""
+    cores (one value a store: one a thread crashed with pairs; one row with 2-16 warps), masked
+    rows and odd widths; every launch on fresh inputs right at 1, 2, 17 and 300 rows (a partial
+    row block, many clusters), rows past M of a NaN-poisoned output untouched; launched as
+    clusters (the compiled kernel's metadata: CTAs a cluster, triton's shared memory plus the
+    buffer); and replayed from a CUDA graph on new inputs."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need an sm_90 GPU")
     from mlpgen.layout import plan_cluster
