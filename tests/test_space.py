@@ -308,13 +308,12 @@ def test_cluster_feasibility():
     # tiles held at once in registers
     row = KernelConfig("cluster", block_m=1, chunk=32, block_k=256, num_warps=4)
     assert plan_cluster(HEADLINE, row).fma and not plan_cluster(HEADLINE, cfg).fma
-    assert plan_cluster(MLPSpec((256, 512, 1024)), row).buffer_bytes == 16 * 1 * 64 * 4
+    assert plan_cluster(wide, row).buffer_bytes == 16 * 1 * 64 * 4
     # a 1024 x 32 second-layer tile fits 4 warps (254 registers, offline sm_90a compile), not 2;
     # 1024 x 64 fits neither
-    wide_out = MLPSpec((256, 512, 1024))
-    assert infeasible_reason(wide_out, row) is None
-    assert "registers" in infeasible_reason(wide_out, replace(row, num_warps=2))
-    assert "registers" in infeasible_reason(wide_out, replace(row, chunk=64))
+    assert infeasible_reason(wide, row) is None
+    assert "registers" in infeasible_reason(wide, replace(row, num_warps=2))
+    assert "registers" in infeasible_reason(wide, replace(row, chunk=64))
     # one row widens its weight tiles as it uses them; more rows keep one widened for all rows
     assert infeasible_reason(HEADLINE, replace(row, chunk=64)) is None
     for rows in (1, 2, 4, 8):

@@ -56,7 +56,7 @@ CASES = {
     64: ((16, 16, 128), [
         (None, (16, 16, 128), 0), (None, (16, 16, 128), 2), (None, (16, 16, 128), 4),
         (None, (16, 32, 128), 2), (None, (16, 32, 128), 4), (None, (16, 16, 64), 2),
-        (None, (16, 64, 128), 8),
+        # run138 also had (None, (16, 64, 128), 8): a k step over its CTA's 64 of k, wrong sums
         ((16, 32, 128), (16, 16, 128), 0), ((16, 32, 128), (16, 16, 128), 2),
     ]),
 }
@@ -71,6 +71,8 @@ def splitk_name(bm, bn, bk, s):
 def splitk_text(bm, bn, bk, s):
     """The last layer's kernel, k split over the S CTAs of a cluster (see the docstring)."""
     ob, nt, kl = bn // s, N // bn, K // s
+    if bk > kl:
+        raise ValueError(f"block_k {bk} over a CTA's {kl} of k: its CTAs would sum overlapping k")
     return f'''
 @triton.jit(do_not_specialize=["M"])
 def {splitk_name(bm, bn, bk, s)}(x_ptr, y_ptr, w_ptr, b_ptr, M):
@@ -121,6 +123,18 @@ def {splitk_name(bm, bn, bk, s)}(x_ptr, y_ptr, w_ptr, b_ptr, M):
 def label(l0, l1, s):
     head = "" if l0 is None else f"l0 m{l0[0]}n{l0[1]}k{l0[2]} + "
     return head + ("base" if not s else f"sk{s}") + f" m{l1[0]}n{l1[1]}k{l1[2]}"
+
+
+_CLUSTER_COMPILED = {}  # (kernel, pdl, 16-byte alignment of the tensors) -> compiled kernel
+
+
+def cluster_kernel(mod, kernel, grid, args, s, buffer, pdl=True):
+    """compile_cluster_pdl once per kernel, PDL and alignment, shared by every variant (triton
+    hands the same compiled object back to a second warmup: run138 refused 7 variants so)."""
+    key = (kernel, pdl, *(a.data_ptr() % 16 == 0 for a in args[:4]))
+    if key not in _CLUSTER_COMPILED:
+        _CLUSTER_COMPILED[key] = compile_cluster_pdl(mod, kernel, grid, args, s, buffer, pdl)
+    return _CLUSTER_COMPILED[key]
 
 
 def compile_cluster_pdl(mod, kernel, grid, args, s, buffer, pdl=True):
@@ -177,9 +191,8 @@ def main(out: Path) -> None:
         report.append(s)
         print(s, flush=True)
 
-    def runner(l0tile, l1, s, pdl=True, alone=False):
+    def runner(l0tile, l1, s):
         k0 = mod.KERNELS[chains[l0tile].kernel_name + "_l0"]
-        compiled = {}
         if not s:
             k1 = mod.KERNELS[chains[l1].kernel_name + "_l1"]
         else:
@@ -190,17 +203,13 @@ def main(out: Path) -> None:
             h = h if h is not None else x.new_empty((m, HID))
             y = out if out is not None else x.new_empty((m, N))
             g0 = (triton.cdiv(m, l0tile[0]) * (HID // l0tile[1]), 1)
-            if not alone:
-                mod._run(k0, g0, [x, h, w[0], b[0], m], 4, 3, mod._LAYER_TENSORS)
+            mod._run(k0, g0, [x, h, w[0], b[0], m], 4, 3, mod._LAYER_TENSORS)
             g1 = (triton.cdiv(m, l1[0]) * (N // l1[1]), 1)
             args = [h, y, w[1], b[1], m]
             if not s:
-                mod._run(k1, g1, args, 4, 3, mod._LAYER_TENSORS, pdl=pdl)
+                mod._run(k1, g1, args, 4, 3, mod._LAYER_TENSORS, pdl=True)
                 return y
-            key = tuple(a.data_ptr() % 16 == 0 for a in args[:4])
-            c = compiled.get(key)
-            if c is None:
-                c = compiled[key] = compile_cluster_pdl(mod, k1, g1, args, s, l1[0] * l1[1] * 4, pdl)
+            c = cluster_kernel(mod, k1, g1, args, s, l1[0] * l1[1] * 4)
             stream = torch._C._cuda_getCurrentRawStream(x.get_device())
             c.run(g1[0], 1, 1, stream, c.function, c.packed_metadata, None, None, None, *args)
             return y
@@ -266,16 +275,15 @@ def why(out: Path) -> None:
     lines = ["import triton", "import triton.language as tl", ""]
     for l1 in tiles:
         lines.append(splitk_text(*l1, 2))
-    for pdl in (True, False):
-        kpath = out / f"why_kernels_{int(pdl)}.py"
-        kpath.write_text("\n".join(lines) + "\n")
+    kpath = out / "why_kernels.py"
+    kpath.write_text("\n".join(lines) + "\n")
     rows, l0 = 1024, (64, 32, 64)
     x, w, b = device_problem(spec, rows, "cuda", 0)
     y = torch.empty(rows, N, device="cuda", dtype=x.dtype)
     h = torch.empty(rows, HID, device="cuda", dtype=x.dtype)
     fns = {}
     for pdl in (True, False):
-        sp = importlib.util.spec_from_file_location(f"why_kernels_{int(pdl)}", out / f"why_kernels_{int(pdl)}.py")
+        sp = importlib.util.spec_from_file_location(f"why_kernels_{int(pdl)}", kpath)
         km = importlib.util.module_from_spec(sp)
         km.__dict__.update({n: getattr(mod, n) for n in HELPERS})
         sp.loader.exec_module(km)
@@ -286,10 +294,8 @@ def why(out: Path) -> None:
                     continue
                 k0 = owner.KERNELS[chains[l0].kernel_name + "_l0"]
                 k1 = owner.KERNELS[chains[l1].kernel_name + "_l1"] if not s else getattr(km, splitk_name(*l1, s))
-                compiled = {}
-
                 def run(x, w, b, out=None, hh=None, alone=False, k0=k0, k1=k1, l1=l1, s=s,
-                        pdl=pdl, compiled=compiled, owner=owner):
+                        pdl=pdl, owner=owner):
                     m = x.shape[0]
                     hh = hh if hh is not None else x.new_empty((m, HID))
                     yy = out if out is not None else x.new_empty((m, N))
@@ -301,10 +307,7 @@ def why(out: Path) -> None:
                     if not s:
                         owner._run(k1, g1, args, 4, 3, owner._LAYER_TENSORS, pdl=pdl)
                         return yy
-                    key = tuple(a.data_ptr() % 16 == 0 for a in args[:4])
-                    if key not in compiled:
-                        compiled[key] = compile_cluster_pdl(mod, k1, g1, args, s, l1[0] * l1[1] * 4, pdl)
-                    c = compiled[key]
+                    c = cluster_kernel(mod, k1, g1, args, s, l1[0] * l1[1] * 4, pdl)
                     stream = torch._C._cuda_getCurrentRawStream(x.get_device())
                     c.run(g1[0], 1, 1, stream, c.function, c.packed_metadata, None, None, None, *args)
                     return yy
