@@ -151,6 +151,10 @@ class KernelConfig:
     num_stages: int = 1
     block_n: int = 32
     block_k: int = 64
+    # launch-only, not searched by the space: the call's first kernel launched with programmatic
+    # dependent launch (sm_90), so that the next call's launch overlaps this one's run; the tuner
+    # tries it on each bucket's fastest configs (tune.pdl_pass). Cells leave it out when False.
+    pdl: bool = False
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:
@@ -186,7 +190,10 @@ class KernelConfig:
         return self.strategy not in KERNEL_FREE
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if not self.pdl:
+            del d["pdl"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> KernelConfig:

@@ -59,7 +59,8 @@ def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, res
 def config_text(cell: dict) -> str:
     """A TUNED cell's searched fields, e.g. "rowblock block_m=32 chunk=64 num_warps=8"."""
     fields = DOMAINS.get(cell["strategy"], {})
-    return " ".join([cell["strategy"]] + [f"{n}={cell[n]}" for n in fields if n in cell])
+    words = [cell["strategy"]] + [f"{n}={cell[n]}" for n in fields if n in cell]
+    return " ".join(words + (["pdl"] if cell.get("pdl") else []))
 
 
 # ---------------------------------------------------------------------------------------------

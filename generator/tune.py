@@ -67,6 +67,13 @@ TIE = 0.10  # scores within 10% of the best are a tie: at launch-bound buckets e
 # GPU times were within 1% of five re-measurements' medians (BENCHMARKS.md: recheck_probe,
 # run116 and run122), and at the headline's 256 rows chain took 5.16 us against 5.59 (run122)
 GRAPH_TIE = 0.05
+# PDL linking consecutive calls (KernelConfig.pdl) is tried on each bucket's PDL_TOP fastest
+# kernel configs (and its winner) once the search is done, on sm_90 GPUs; it is kept where it
+# takes at least PDL_GAIN less GPU time. On the H200 it took 0.73-0.93x at 1-1024 rows for
+# cluster and rowblock kernels but 1.05-1.49x for others (BENCHMARKS.md, run142), so it is
+# measured, not assumed.
+PDL_TOP = 4
+PDL_GAIN = 0.03
 LOCAL_STEPS = 6  # a bucket's first measurements (firsts included) search the best one's neighbours
 MAX_SKIPS = 20  # trials in a row that measure nothing before a random candidate is enqueued
 
@@ -346,6 +353,7 @@ class Job:
     max_shared: int = MAX_SHARED
     recorded: dict | None = None  # {bucket: configs}: search only these (a replayed log's)
     clusters: bool = False  # the GPU launches thread-block clusters (sm_90+)
+    pdl: bool = False  # the GPU has programmatic dependent launch (sm_90+): pdl_pass runs
 
 
 def previous_config(previous: dict, bucket: int) -> KernelConfig | None:
@@ -583,6 +591,7 @@ class BucketResult:
     graph: tuple[KernelConfig, Measurement] | None  # least GPU time, when not the winner
     trials: list[dict]
     measured: int
+    pairs: list[tuple[KernelConfig, Measurement]] = field(default_factory=list)  # measured
 
 
 # strategies whose calls take the same path: the generated module's kernel lane, one launch of
@@ -665,7 +674,36 @@ def collect(study: optuna.Study, bucket: Bucket) -> BucketResult:
     ]
     winner = pick_winner(pairs)
     graph = pick_graph_winner(pairs, winner)
-    return BucketResult(bucket.space.bucket, bucket, winner, eager, graph, trials, len(pairs))
+    return BucketResult(
+        bucket.space.bucket, bucket, winner, eager, graph, trials, len(pairs), pairs
+    )
+
+
+def pdl_pass(result: BucketResult, measure: Measure) -> BucketResult:
+    """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest kernel configs and its
+    winner; a PDL variant joins the bucket's records where it took PDL_GAIN less GPU time than
+    the same config without, and the winners are picked again over them. Its measurements are
+    recorded as trials of state "pdl"."""
+    ok = [(c, m) for c, m in result.pairs if m.ok and c.has_kernel and not c.pdl]
+    tried = {c for c, _ in result.pairs}
+    picks = sorted(ok, key=lambda cm: cm[1].us)[:PDL_TOP]
+    if result.winner is not None and result.winner[0].has_kernel and result.winner not in picks:
+        picks.append(result.winner)
+    added = []
+    for config, base in picks:
+        linked = replace(config, pdl=True)
+        if linked in tried:
+            continue
+        m = measure(result.bucket, linked)
+        record = {"number": None, "state": "pdl", "config": linked.to_dict(), **m.to_dict()}
+        result.trials.append(record)  # `measured` stays the search's own count
+        if m.ok and m.us <= base.us * (1 - PDL_GAIN):
+            added.append((linked, m))
+    if added:
+        result.pairs = result.pairs + added
+        result.winner = pick_winner(result.pairs)
+        result.graph = pick_graph_winner(result.pairs, result.winner)
+    return result
 
 
 def search(
@@ -707,7 +745,11 @@ def search(
                 raise errors[0]
     finally:
         progress.close()
-    return {b.space.bucket: collect(drivers[0].studies[b.name], b) for b in buckets}
+    results = {b.space.bucket: collect(drivers[0].studies[b.name], b) for b in buckets}
+    if job.pdl and job.recorded is None:  # a replayed log has no PDL times
+        for r in results.values():
+            pdl_pass(r, measures[0])
+    return results
 
 
 # ---------------------------------------------------------------------------------------------
@@ -850,6 +892,7 @@ def tune_module(path: Path, args) -> dict:
         tuned.get(key, {}),
         getattr(props, "shared_memory_per_block_optin", 0) or MAX_SHARED,
         clusters=props.major >= 9,
+        pdl=props.major >= 9,
     )
     storage = opts.storage or default_storage(path)
     tty = sys.stderr.isatty()

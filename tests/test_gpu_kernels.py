@@ -416,3 +416,74 @@ def test_shipped_winners_for_this_gpu_are_correct(path):
                 x, w, b = random_problem(spec, m, device="cuda")
                 err = rel_error(mod._launch(x, w, b, c), reference(spec, x, w, b))
                 assert err <= TOLERANCE[spec.dtype], (bucket, c["strategy"], c.get("kernel"), m)
+
+
+LINKED = [
+    KernelConfig(strategy="cluster", block_m=1, chunk=32, block_k=128, num_warps=4, pdl=True),
+    KernelConfig(strategy="cluster", block_m=16, chunk=32, block_k=128, num_warps=4, pdl=True),
+    KernelConfig(strategy="rowblock", block_m=16, chunk=64, pdl=True),
+    KernelConfig(strategy="split", block_m=16, chunk=64, block_n=128, block_k=128, pdl=True),
+    KernelConfig(strategy="stream", block_m=64, block_n=64, chunk=64, pdl=True),
+    KernelConfig(strategy="persist", block_m=64, block_n=64, block_k=64, num_stages=3, pdl=True),
+    KernelConfig(strategy="chain", block_m=64, block_n=32, block_k=64, num_stages=3, pdl=True),
+]
+
+
+def same(a, b, cell):
+    """Equal bit for bit; split's atomics sum in no fixed order, so within rounding there."""
+    if cell["strategy"] == "split":
+        assert rel_error(a, b) <= 1e-2, cell["kernel"]
+    else:
+        assert torch.equal(a, b), cell["kernel"]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
+def test_calls_linked_by_pdl(load_generated, dtype):
+    """Cells with "pdl": the call's first kernel launched with PDL (compiled launch_pdl on
+    Hopper), so the next call's kernel starts while this one runs and waits in-kernel: twenty
+    calls chained (each one's output the next one's input, in = out = 96 columns) give the
+    same outputs bit for bit as the same cells launched plainly, back to back on the stream
+    and in a CUDA graph; a kernel that read its input before the previous call finished would
+    differ. M not a multiple of any tile."""
+    spec = MLPSpec((96, 160, 96), act="gelu", dtype=dtype)
+    cells = {i: entry(c) for i, c in enumerate(LINKED, 1)}
+    plain = {i: entry(KernelConfig.from_dict({**c, "pdl": False})) for i, c in cells.items()}
+    mod, _ = load_generated(spec, gpu_key="test", table=cells)
+    hopper = torch.cuda.get_device_capability() >= (9, 0)
+    for m in (1, 37, 1000):
+        x, weights, biases = random_problem(spec, m, device="cuda")
+        x = x * 4  # outputs of the headline's scale: the chain neither dies out nor blows up
+        for i in cells:
+            runs = []
+            for cell in (cells[i], plain[i]):
+                y = x
+                for _ in range(20):
+                    y = mod._launch(y, weights, biases, cell)
+                runs.append(y)
+            same(runs[0], runs[1], cells[i])
+            assert torch.isfinite(runs[0]).all() and runs[0].abs().max() > 0
+            one = mod._launch(x, weights, biases, cells[i])
+            err = rel_error(one, reference(spec, x, weights, biases))
+            assert err <= TOLERANCE[dtype], (m, cells[i]["kernel"], err)
+    linked = {(k[0].fn.__name__, k[4]) for k, c in mod._COMPILED.items() if c.metadata.launch_pdl}
+    first = {
+        (c["kernel"] + "_l0" if c["strategy"] == "chain" else c["kernel"]) for c in cells.values()
+    }
+    assert {name for name, _ in linked} >= (first if hopper else set())
+    static = torch.randn(37, 96, device="cuda", dtype=x.dtype)
+    for i in cells:
+        outs = []
+        for cell in (cells[i], plain[i]):
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                mod._launch(static, weights, biases, cell)
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                y = static
+                for _ in range(20):
+                    y = mod._launch(y, weights, biases, cell)
+            graph.replay()
+            outs.append(y.clone())
+        same(outs[0], outs[1], cells[i])

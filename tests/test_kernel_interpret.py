@@ -4,6 +4,7 @@ reference. Small sizes: the interpreter runs every program in Python.
 bf16 is checked on the GPU only: the interpreter's bf16 tl.dot returns garbage (seen with
 triton 3.9: a 16x16 bf16 dot off by 1e10), while bf16 loads and stores are right."""
 
+import dataclasses
 import math
 
 import pytest
@@ -208,19 +209,18 @@ def test_layered_and_chain_kernels_match_reference(
 
 
 def test_chain_kernels_wait_for_their_input_and_release_the_next(load_generated, monkeypatch):
-    """Every chain kernel but the first waits before its loads; every kernel but the last lets
-    the next one launch; the module launches all of them, in order, with PDL after the first
-    where PDL is on (forced on here; the interpreter ignores it)."""
+    """Every chain kernel opens with _pdl_enter (lets the next one launch, then waits) before
+    its loads; the module launches them in order, the later ones with PDL where it is on
+    (forced on here; the interpreter ignores it), the first where the cell says "pdl"."""
     spec = MLPSpec((24, 40, 48, 8), act="gelu", dtype="fp32")
     cfg = CHAIN[0]
     assert cfg.kernel_name == "_k_chain_m16_n16_k16"
     src = render_kernel(spec, cfg)
     kernels = src.split("@triton.jit")[1:]
     assert len(kernels) == 3
-    for i, text in enumerate(kernels):
-        assert ("_pdl_release()" in text) == (i < 2) and ("_pdl_wait()" in text) == (i > 0)
-        if i > 0:
-            assert text.index("_pdl_wait()") < text.index("tl.load(")
+    for text in kernels:
+        assert text.count("_pdl_enter()") == 1
+        assert text.index("_pdl_enter()") < text.index("tl.load(")
     mod, _ = load_generated(spec, gpu_key=KEY, table={1: entry(cfg)})
     mod.TUNED["default"] = {1: entry(cfg)}  # the interpreter runs the default table
     mod._forget_dispatch()
@@ -234,10 +234,14 @@ def test_chain_kernels_wait_for_their_input_and_release_the_next(load_generated,
         lambda kernel, *a: launched.append((kernel.fn.__name__, a[-1])) or real(*(kernel, *a[:-1])),
     )
     x, weights, biases = random_problem(spec, 21)
-    y = mod.mlp(x, weights, biases)
     name = cfg.kernel_name
-    assert launched == [(f"{name}_l0", False), (f"{name}_l1", True), (f"{name}_l2", True)]
-    assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+    for linked in (False, True):
+        mod.TUNED["default"] = {1: entry(dataclasses.replace(cfg, pdl=linked))}
+        mod._forget_dispatch()
+        launched.clear()
+        y = mod.mlp(x, weights, biases)
+        assert launched == [(f"{name}_l0", linked), (f"{name}_l1", True), (f"{name}_l2", True)]
+        assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
 
 
 _GELU = None

@@ -382,7 +382,7 @@ def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
 
     x = torch.randn(M, 20)
     plan = mod._Plan(cell, M, x)
-    key = (plan.kernel, plan.device, plan.num_warps, plan.num_stages)
+    key = (plan.kernel, plan.device, plan.num_warps, plan.num_stages, False)  # no PDL
     monkeypatch.setitem(mod._COMPILED, key + (True,) * mod._CALLER_TENSORS, Compiled())
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # CPU torch
     mod._open_lane(plan, x)

@@ -29,6 +29,8 @@ from mlpgen.space import DEFAULT_BUCKETS, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.trials import trial_log_path
 from mlpgen.tune import (
+    PDL_GAIN,
+    PDL_TOP,
     Encoding,
     Job,
     Known,
@@ -754,3 +756,53 @@ def test_a_separate_cuda_graph_winner_when_gpu_time_and_score_disagree(tmp_path)
     assert KernelConfig.from_dict(cell) == cheap and cell["us"] == 11.7
     assert KernelConfig.from_dict(graph_cell(cell)) == fast and graph_cell(cell)["us"] == 4.1
     assert graph_cell(winners_table({64: dataclasses.replace(result, graph=None)})[64]) is None
+
+
+def linked(gain):
+    """landscape, with rowblock's GPU time times `gain` where its first kernel launches with PDL."""
+
+    def fn(bucket, c):
+        m = landscape(bucket, dataclasses.replace(c, pdl=False))
+        if c.pdl and m.ok and c.strategy == "rowblock":
+            return dataclasses.replace(m, us=m.us * gain)
+        return m
+
+    return fn
+
+
+@pytest.mark.parametrize("gain", [0.8, 1 - PDL_GAIN / 2])
+def test_pdl_is_tried_on_the_fastest_configs_and_kept_where_it_gains(gain):
+    """Once the search is done, PDL is measured on each bucket's fastest kernel configs and its
+    winner (recorded as trials of state "pdl"); a variant that saves PDL_GAIN of its config's
+    GPU time joins the records and can win, a smaller saving is noise and cannot."""
+    rec = Recorder(linked(gain))
+    results = search(dataclasses.replace(job((1, 4096)), pdl=True), [rec], memory(), quiet())
+    for r in results.values():
+        base = {c: m for c, m in r.pairs if not c.pdl}
+        tried = [KernelConfig.from_dict(t["config"]) for t in r.trials if t["state"] == "pdl"]
+        assert 1 <= len(tried) <= PDL_TOP + 1 and all(c.pdl for c in tried)
+        assert all(dataclasses.replace(c, pdl=False) in base for c in tried)
+        kernels = {c: m.us for c, m in base.items() if m.ok and c.has_kernel}
+        cut = sorted(kernels.values())[PDL_TOP - 1]  # the PDL_TOP fastest: every one under it
+        unlinked = {dataclasses.replace(c, pdl=False) for c in tried}
+        assert {c for c, us in kernels.items() if us < cut} <= unlinked
+        config, m = r.winner
+        if gain < 1 - PDL_GAIN:
+            assert any(c.pdl for c, _ in r.pairs)
+        else:
+            assert not config.pdl and not any(c.pdl for c, _ in r.pairs)
+    assert sum(c.pdl for _, c in rec.calls) == sum(
+        t["state"] == "pdl" for r in results.values() for t in r.trials
+    )
+    config, m = results[1].winner  # rowblock wins one row (host-bound: GPU time decides)
+    assert config.strategy == "rowblock" and config.pdl == (gain < 1 - PDL_GAIN)
+    if config.pdl:
+        assert m.us == pytest.approx(gain * landscape(1, dataclasses.replace(config, pdl=False)).us)
+
+
+def test_pdl_is_not_tried_without_it():
+    """A GPU without PDL (Job.pdl False, as tune_module sets it before sm_90): no PDL trial."""
+    rec = Recorder(linked(0.5))
+    results = search(job((1,)), [rec], memory(), quiet())
+    assert not any(c.pdl for _, c in rec.calls)
+    assert not any(t["state"] == "pdl" for t in results[1].trials)
