@@ -46,7 +46,7 @@ import optuna
 from optuna.trial import TrialState
 
 import mlpgen
-from mlpgen.emit import entry, read_module, with_graph_winner, write_module
+from mlpgen.emit import entry, graph_cell, read_module, with_graph_winner, write_module
 from mlpgen.measure import Measurement, WorkerStartError, describe
 from mlpgen.render import template_hash
 from mlpgen.space import (
@@ -356,20 +356,25 @@ class Job:
     pdl: bool = False  # the GPU has programmatic dependent launch (sm_90+): pdl_pass runs
 
 
-def previous_config(previous: dict, bucket: int) -> KernelConfig | None:
-    """This GPU's earlier winner for the bucket (or for the nearest tuned bucket)."""
+def previous_configs(previous: dict, bucket: int) -> list[KernelConfig]:
+    """This GPU's earlier winners for the bucket (or for the nearest tuned bucket): the call
+    winner and the CUDA-graph winner, as the space holds them (PDL off: pdl_pass tries it)."""
     if not previous:
-        return None
+        return []
     b = min(previous, key=lambda p: (abs(math.log(p) - math.log(bucket)), p))
-    try:
-        return KernelConfig.from_dict(previous[b])
-    except (KeyError, TypeError, ValueError):
-        return None
+    out = []
+    for cell in (previous[b], graph_cell(previous[b])):
+        try:
+            out.append(replace(KernelConfig.from_dict(cell), pdl=False))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass
+    return out
 
 
 def plan(job: Job) -> list[Bucket]:
     """Each bucket's space, budget and first candidates: the heuristic default, this GPU's
-    previous winner, the torch path, then one seed config per kernel strategy."""
+    previous winners (call and CUDA graph), the torch path, then one seed config per kernel
+    strategy."""
     out = []
     for b in job.options.buckets:
         space = search_space(job.spec, b, job.max_shared, job.clusters)
@@ -379,7 +384,7 @@ def plan(job: Job) -> list[Bucket]:
         brute = job.options.exhaustive or n <= job.options.trials
         first = (
             heuristic_config(job.spec, b),
-            previous_config(job.previous, b),
+            *previous_configs(job.previous, b),
             KernelConfig(strategy="torch"),
             *strategy_seeds(job.spec, b, job.max_shared),
         )

@@ -441,11 +441,11 @@ def same(a, b, cell):
 def test_calls_linked_by_pdl(load_generated, dtype):
     """Cells with "pdl": the call's first kernel launched with PDL (compiled launch_pdl on
     Hopper), so the next call's kernel starts while this one runs and waits in-kernel: twenty
-    calls chained (each one's output the next one's input, in = out = 96 columns) give the
+    calls chained (each one's output the next one's input, in = out = 128 columns) give the
     same outputs bit for bit as the same cells launched plainly, back to back on the stream
     and in a CUDA graph; a kernel that read its input before the previous call finished would
-    differ. M not a multiple of any tile."""
-    spec = MLPSpec((96, 160, 96), act="gelu", dtype=dtype)
+    differ. M not a multiple of any tile (cluster needs a power of two of CTAs: 256 / 32)."""
+    spec = MLPSpec((128, 256, 128), act="gelu", dtype=dtype)
     cells = {i: entry(c) for i, c in enumerate(LINKED, 1)}
     plain = {i: entry(KernelConfig.from_dict({**c, "pdl": False})) for i, c in cells.items()}
     mod, _ = load_generated(spec, gpu_key="test", table=cells)
@@ -470,7 +470,7 @@ def test_calls_linked_by_pdl(load_generated, dtype):
         (c["kernel"] + "_l0" if c["strategy"] == "chain" else c["kernel"]) for c in cells.values()
     }
     assert {name for name, _ in linked} >= (first if hopper else set())
-    static = torch.randn(37, 96, device="cuda", dtype=x.dtype)
+    static = torch.randn(37, 128, device="cuda", dtype=x.dtype)
     for i in cells:
         outs = []
         for cell in (cells[i], plain[i]):

@@ -22,7 +22,7 @@ import pytest
 
 from mlpgen import space
 from mlpgen.cli import generate_parser
-from mlpgen.emit import entry, read_module, write_module
+from mlpgen.emit import entry, read_module, with_graph_winner, write_module
 from mlpgen.measure import Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
 from mlpgen.space import DEFAULT_BUCKETS, search_space
@@ -247,6 +247,18 @@ def test_default_and_previous_winner_are_measured_first():
     assert results[4096].winner[0] == best
     # a bucket new to this GPU starts from the nearest previous bucket's winner (64 -> 16)
     assert first_measured(results[16], 2) == [DEFAULT, TORCH]
+
+
+def test_previous_graph_winner_and_pdl_winner_are_measured_first():
+    """A previous CUDA-graph winner is measured first too (a budgeted re-tune need not find it
+    again); a previous winner with PDL is measured as the space holds it, PDL off."""
+    call = dataclasses.replace(optimum(4096)[0], pdl=True)
+    graph = KernelConfig(strategy="persist", block_m=64, block_n=128, block_k=64, num_stages=3)
+    assert graph in search_space(SPEC, 4096).candidates and graph not in (call, DEFAULT)
+    previous = {4096: with_graph_winner(entry(call, us=9.0), graph, 8.0)}
+    results = search(job((4096,), trials=5, previous=previous), [Recorder()], memory(), quiet())
+    unlinked = dataclasses.replace(call, pdl=False)
+    assert first_measured(results[4096], 4) == [DEFAULT, unlinked, graph, TORCH]
 
 
 def test_a_torch_default_is_the_torch_candidate_measured_once(pin_heuristic):

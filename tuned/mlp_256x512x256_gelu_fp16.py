@@ -46,9 +46,9 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 40.061, "eager_us": 8.232, "host_us": 5.967, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 3.082},
-        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 64, "eager_host_us": 39.407, "eager_us": 8.048, "host_us": 8.283, "kernel": "_k_cluster_m1_c64_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 3.942},
-        64: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 43.577, "eager_us": 8.123, "host_us": 8.887, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 4.544},
+        1: {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 78.468, "eager_us": 8.22, "host_us": 9.32, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 2.474},
+        16: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 77.654, "eager_us": 8.026, "host_us": 9.559, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 3.739},
+        64: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 78.341, "eager_us": 8.186, "host_us": 9.611, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 3.88},
         256: {"block_k": 256, "block_m": 32, "block_n": 32, "chunk": 64, "eager_host_us": 50.152, "eager_us": 8.571, "graph_block_k": 128, "graph_block_m": 64, "graph_block_n": 16, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n16_k128", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 5.155, "host_us": 9.655, "kernel": "_k_cluster_m32_c64_k256", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 5.587},
         1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 55.782, "eager_us": 9.691, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n32_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 6.413, "host_us": 8.933, "kernel": "_k_persist_m64_n64_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 8.017},
         4096: {"block_k": 64, "block_m": 64, "block_n": 256, "chunk": 64, "eager_host_us": 65.329, "eager_us": 14.524, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 128, "graph_chunk": 64, "graph_kernel": "_k_layered_m64_n128_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "layered", "graph_us": 10.466, "host_us": 13.161, "kernel": "_k_persist_m64_n256_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 12.832},
@@ -70,7 +70,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16], "compile_seconds": 15.3, "cuda": "13.0", "date": "2026-12-01T19:55:39", "exhaustive": True, "gpu": "NVIDIA H200", "measured": 122, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 17.0, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024], "compile_seconds": 27.1, "cuda": "13.0", "date": "2026-12-01T23:09:10", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 200, "mlpgen": "0.1.0", "note": "1, 16 and 64 rows from this tune (run143, with its PDL pass); 256 rows and up from the earlier table: run143's budgeted search had not measured their CUDA-graph winners again", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 43.0, "workers": 1},
 }
 
 
@@ -505,8 +505,8 @@ _CLUSTER_LAUNCH[_k_cluster_m16_c32_k128] = (16, 16384)
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_cluster_m1_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # cluster: 1 row(s) a cluster on the CUDA cores, chunk=32, BLOCK_K=128, 16 CTAs a cluster, 16 output columns each
+def _k_cluster_m1_c32_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # cluster: 1 row(s) a cluster on the CUDA cores, chunk=32, BLOCK_K=256, 16 CTAs a cluster, 16 output columns each
     _pdl_enter()  # consecutive calls: the next kernel may launch now; this one waits for the last
     base = _cluster_buffer(1024)
     pid = tl.program_id(0)
@@ -516,15 +516,10 @@ def _k_cluster_m1_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     hid = rank * 32 + tl.arange(0, 32)
     ns = tl.arange(0, 256)
     # everything this CTA reads, in flight together: x rows, the first layer's k tiles, the second's
-    ks0 = 0 + tl.arange(0, 128)
+    ks0 = 0 + tl.arange(0, 256)
     a0_0 = tl.load(x_ptr + (row0 + 0) * 256 + ks0, mask=(row0 + 0 < M), other=0.0)
-    ks1 = 128 + tl.arange(0, 128)
-    a0_1 = tl.load(x_ptr + (row0 + 0) * 256 + ks1, mask=(row0 + 0 < M), other=0.0)
     w0_0 = tl.load(
         w0_ptr + hid[:, None] * 256 + ks0[None, :],
-    )
-    w0_1 = tl.load(
-        w0_ptr + hid[:, None] * 256 + ks1[None, :],
     )
     w1 = tl.load(
         w1_ptr + ns[:, None] * 512 + hid[None, :],
@@ -535,7 +530,6 @@ def _k_cluster_m1_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     # row 0: 256 -> 512 (gelu) for hidden columns hid, then their share of every output
     s = bias0
     s += tl.sum(w0_0.to(tl.float32) * a0_0.to(tl.float32)[None, :], axis=1)
-    s += tl.sum(w0_1.to(tl.float32) * a0_1.to(tl.float32)[None, :], axis=1)
     h = _gelu_f16(s)
     part0 = tl.sum(w1.to(tl.float32) * h.to(tl.float32)[None, :], axis=1)
     # every CTA of the cluster runs: store each partial into its column owner's slot (rank, row)
@@ -553,59 +547,7 @@ def _k_cluster_m1_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     tl.store(y_ptr + (row0 + 0) * 256 + cols, out, mask=(row0 + 0 < M) & (cols < 256))
 
 
-_CLUSTER_LAUNCH[_k_cluster_m1_c32_k128] = (16, 1024)
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_cluster_m1_c64_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # cluster: 1 row(s) a cluster on the CUDA cores, chunk=64, BLOCK_K=128, 8 CTAs a cluster, 32 output columns each
-    _pdl_enter()  # consecutive calls: the next kernel may launch now; this one waits for the last
-    base = _cluster_buffer(1024)
-    pid = tl.program_id(0)
-    rank = pid % 8
-    row0 = (pid // 8).to(tl.int64) * 1
-    _cluster_arrive()
-    hid = rank * 64 + tl.arange(0, 64)
-    ns = tl.arange(0, 256)
-    # everything this CTA reads, in flight together: x rows, the first layer's k tiles, the second's
-    ks0 = 0 + tl.arange(0, 128)
-    a0_0 = tl.load(x_ptr + (row0 + 0) * 256 + ks0, mask=(row0 + 0 < M), other=0.0)
-    ks1 = 128 + tl.arange(0, 128)
-    a0_1 = tl.load(x_ptr + (row0 + 0) * 256 + ks1, mask=(row0 + 0 < M), other=0.0)
-    w0_0 = tl.load(
-        w0_ptr + hid[:, None] * 256 + ks0[None, :],
-    )
-    w0_1 = tl.load(
-        w0_ptr + hid[:, None] * 256 + ks1[None, :],
-    )
-    w1 = tl.load(
-        w1_ptr + ns[:, None] * 512 + hid[None, :],
-    )
-    cols = rank * 32 + tl.arange(0, 32)
-    bias0 = tl.load(b0_ptr + hid).to(tl.float32)
-    bias1 = tl.load(b1_ptr + cols, mask=cols < 256, other=0.0).to(tl.float32)
-    # row 0: 256 -> 512 (gelu) for hidden columns hid, then their share of every output
-    s = bias0
-    s += tl.sum(w0_0.to(tl.float32) * a0_0.to(tl.float32)[None, :], axis=1)
-    s += tl.sum(w0_1.to(tl.float32) * a0_1.to(tl.float32)[None, :], axis=1)
-    h = _gelu_f16(s)
-    part0 = tl.sum(w1.to(tl.float32) * h.to(tl.float32)[None, :], axis=1)
-    # every CTA of the cluster runs: store each partial into its column owner's slot (rank, row)
-    dep = _cluster_wait()
-    owner = ns // 32
-    ok = ((row0 + 0 < M) & (ns < 256)).to(tl.int32)
-    _cluster_store1((rank * 1 + 0) * 32 + ns % 32 + dep, base, owner, ok, part0)
-    # every CTA's stores are visible: sum this CTA's columns over the slots (a fixed order)
-    dep = _cluster_sync()
-    ranks = tl.arange(0, 8)
-    mine = tl.arange(0, 32)
-    out = tl.sum(_cluster_load((ranks[:, None] * 1 + 0) * 32 + mine[None, :] + dep, base), axis=0)
-    out += bias1
-    out = out.to(tl.float16)
-    tl.store(y_ptr + (row0 + 0) * 256 + cols, out, mask=(row0 + 0 < M) & (cols < 256))
-
-
-_CLUSTER_LAUNCH[_k_cluster_m1_c64_k128] = (8, 1024)
+_CLUSTER_LAUNCH[_k_cluster_m1_c32_k256] = (16, 1024)
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -1115,8 +1057,7 @@ KERNELS = {
     "_k_chain_m64_n32_k64_l0": _k_chain_m64_n32_k64_l0,
     "_k_chain_m64_n32_k64_l1": _k_chain_m64_n32_k64_l1,
     "_k_cluster_m16_c32_k128": _k_cluster_m16_c32_k128,
-    "_k_cluster_m1_c32_k128": _k_cluster_m1_c32_k128,
-    "_k_cluster_m1_c64_k128": _k_cluster_m1_c64_k128,
+    "_k_cluster_m1_c32_k256": _k_cluster_m1_c32_k256,
     "_k_cluster_m32_c64_k256": _k_cluster_m32_c64_k256,
     "_k_layered_m64_n128_k64_l0": _k_layered_m64_n128_k64_l0,
     "_k_persist_m64_n256_k64": _k_persist_m64_n256_k64,

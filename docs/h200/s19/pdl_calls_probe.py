@@ -1,6 +1,8 @@
-"""Session 19: consecutive calls linked by programmatic dependent launch (every kernel launched
-with PDL and opening with _pdl_enter: release the next kernel, then wait for the previous one)
-against the same module launching its first kernel plainly (_PDL_CALLS off, as shipped before).
+"""Session 19: consecutive calls linked by programmatic dependent launch (the call's first kernel
+launched with PDL, a cell's "pdl"; every kernel opens with _pdl_enter: release the next kernel,
+then wait for the previous one) against the same cell launched plainly (as shipped before).
+(run142 ran this probe when a module-wide switch, _PDL_CALLS, chose it: the same kernels and
+launches as the cells' "pdl" now; two module copies then, one cell each way now.)
 
 For each module and batch, the table's call and CUDA-graph cells:
 - checked: one call against the fp32 reference (measure.check), both ways; where the MLP's
@@ -26,12 +28,6 @@ from mlpgen.selfcheck import load_module
 
 H200 = "NVIDIA H200|sm90|132"
 ROUNDS = 5
-
-
-def load(path: Path, pdl_calls: bool):
-    mod = load_module(path)
-    mod._PDL_CALLS[0] = pdl_calls
-    return mod
 
 
 def chained_graph(mod, cell, x, w, b):
@@ -60,38 +56,39 @@ def one_replay_us(mod, cell, x, w, b) -> float:
 
 def probe(path: Path, batches: list[int], log) -> None:
     spec = read_module(path)[0]
-    on, off = load(path, True), load(path, False)
+    mod = load_module(path)
     square = spec.widths[0] == spec.widths[-1]
     for m in batches:
         for graph in (False, True):
-            cell = on.config_for(m, H200, graph)
+            cell = mod.config_for(m, H200, graph)
             if cell.get("kernel") is None:  # the torch path: nothing of ours to link
                 continue
-            if graph and cell["kernel"] == on.config_for(m, H200)["kernel"]:
+            if graph and cell["kernel"] == mod.config_for(m, H200)["kernel"]:
                 continue  # no graph winner of its own
+            ways = ({**cell, "pdl": True}, {**cell, "pdl": False})  # linked, plain
             name = cell["kernel"]
             x, w, b = device_problem(spec, m, "cuda", 7)
-            for mod in (on, off):
-                err, why = check(lambda *a, out, mod=mod: mod._launch(*a, cell, out=out),
-                                 spec, m, "cuda", 3)
+            for c in ways:
+                err, why = check(lambda *a, out, c=c: mod._launch(*a, c, out=out), spec, m,
+                                 "cuda", 3)
                 if why:
                     raise SystemExit(f"{path.stem} {m} {name}: {why}")
             same = ""
             if square:
-                ga, ya = chained_graph(on, cell, x, w, b)
-                gb, yb = chained_graph(off, cell, x, w, b)
-                ga.replay(), gb.replay()
+                graphs = [chained_graph(mod, c, x, w, b) for c in ways]
+                for g, _ in graphs:
+                    g.replay()
                 torch.cuda.synchronize()
-                if not torch.equal(ya, yb):
+                if not torch.equal(graphs[0][1], graphs[1][1]):
                     raise SystemExit(f"{path.stem} {m} {name}: chained outputs differ")
                 same = "equal"
             rows = {k: ([], []) for k in ("indep", "chain", "alone")}
             for _ in range(ROUNDS):
-                for i, mod in enumerate((on, off)):
-                    rows["indep"][i].append(gpu_us(lambda mod=mod: mod._launch(x, w, b, cell)))
+                for i, c in enumerate(ways):
+                    rows["indep"][i].append(gpu_us(lambda c=c: mod._launch(x, w, b, c)))
                     if square:
-                        rows["chain"][i].append(replay_us(ga if mod is on else gb))
-                    rows["alone"][i].append(one_replay_us(mod, cell, x, w, b))
+                        rows["chain"][i].append(replay_us(graphs[i][0]))
+                    rows["alone"][i].append(one_replay_us(mod, c, x, w, b))
             cols = []
             for k, (a, c) in rows.items():
                 if a:
