@@ -687,8 +687,9 @@ def collect(study: optuna.Study, bucket: Bucket) -> BucketResult:
 def pdl_pass(result: BucketResult, measure: Measure) -> BucketResult:
     """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest kernel configs and its
     winner; a PDL variant joins the bucket's records where it took PDL_GAIN less GPU time than
-    the same config without, and the winners are picked again over them. Its measurements are
-    recorded as trials of state "pdl"."""
+    the same config without, and the call winner is picked again over them; the CUDA-graph
+    winner over the times without PDL. Its measurements are recorded as trials of state
+    "pdl"."""
     ok = [(c, m) for c, m in result.pairs if m.ok and c.has_kernel and not c.pdl]
     tried = {c for c, _ in result.pairs}
     picks = sorted(ok, key=lambda cm: cm[1].us)[:PDL_TOP]
@@ -705,9 +706,14 @@ def pdl_pass(result: BucketResult, measure: Measure) -> BucketResult:
         if m.ok and m.us <= base.us * (1 - PDL_GAIN):
             added.append((linked, m))
     if added:
+        unlinked = [(c, m) for c, m in result.pairs if not c.pdl]
         result.pairs = result.pairs + added
         result.winner = pick_winner(result.pairs)
-        result.graph = pick_graph_winner(result.pairs, result.winner)
+        # a CUDA graph's replays do not overlap one another (PDL links kernels of one graph or
+        # stream, not graph launches): the graph winner is judged on times without PDL
+        plain = replace(result.winner[0], pdl=False)
+        mine = next((c, m) for c, m in unlinked if c == plain)
+        result.graph = pick_graph_winner(unlinked, mine)
     return result
 
 
