@@ -296,7 +296,7 @@ def cmd_show(argv: list[str]) -> int:
 
 def show_header() -> str:
     return (
-        f"  {'bucket':>7}  {'kernel':<24} {'warps':>5} {'stages':>6} {'gpu':>8} {'host':>8} "
+        f"  {'bucket':>7}  {'kernel':<34} {'warps':>5} {'stages':>6} {'gpu':>8} {'host':>8} "
         f"{'eager':>8} {'eager_host':>10} {'speedup':>7}"
     )
 
@@ -316,7 +316,7 @@ def show_row(bucket: int, cell: dict) -> str:
     speedup = f"{eager / ours:6.2f}x" if ours and eager else f"{'-':>7}"
     kernel = kernel_text(cell)
     return (
-        f"  {bucket:>7}  {kernel:<24} {cell['num_warps']:>5} {cell['num_stages']:>6} "
+        f"  {bucket:>7}  {kernel:<34} {cell['num_warps']:>5} {cell['num_stages']:>6} "
         f"{num('us')} {num('host_us')} {num('eager_us')} {num('eager_host_us', 10)} {speedup}"
     )
 

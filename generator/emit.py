@@ -59,10 +59,11 @@ def current_cell(cell: dict) -> dict:
 
 
 def kernel_text(cell: dict) -> str:
-    """What a TUNED cell runs, in a word: its kernel's name, or the kernel-free path."""
-    return cell.get("kernel") or (
-        "cuBLASLt epilogue" if cell["strategy"] == "epilogue" else "torch (unfused)"
-    )
+    """What a TUNED cell runs, in a word: its kernel's name (+ " (PDL)" where consecutive calls
+    are linked by programmatic dependent launch), or the kernel-free path."""
+    if cell.get("kernel"):
+        return cell["kernel"] + (" (PDL)" if cell.get("pdl") else "")
+    return "cuBLASLt epilogue" if cell["strategy"] == "epilogue" else "torch (unfused)"
 
 
 def default_table(spec: MLPSpec, buckets=DEFAULT_BUCKETS) -> dict[int, dict]:

@@ -215,3 +215,24 @@ def test_a_run_over_torch_path_buckets_of_a_fused_module_says_it_is_fused(tmp_pa
     assert main([*args, "--batches", "262144"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["fused"] is True and "torch path" not in err
+
+
+def test_show_marks_cells_linked_by_pdl(tmp_path, capsys):
+    """A cell whose calls are linked by programmatic dependent launch shows "(PDL)" after its
+    kernel; the same kernel without it shows none, and the columns stay aligned."""
+    from mlpgen.emit import entry, write_module
+    from mlpgen.spec import KernelConfig, MLPSpec
+
+    spec = MLPSpec((16, 32, 8), act="relu")
+    path = tmp_path / f"{spec.name}.py"
+    linked = KernelConfig("cluster", block_m=16, chunk=16, block_k=16, pdl=True)
+    plain = KernelConfig("cluster", block_m=16, chunk=16, block_k=16)
+    table = {1: entry(linked, us=1.0), 16: entry(plain, us=2.0)}
+    write_module(path, spec, "GPU A|sm90|132", table, {"date": "D1", "trials": 40})
+    capsys.readouterr()
+    assert main(["show", str(path)]) == 0
+    rows = [ln for ln in capsys.readouterr().out.splitlines() if "_k_cluster_m16_c16_k16" in ln]
+    assert len(rows) == 2
+    assert rows[0].split()[:2] == ["1", "_k_cluster_m16_c16_k16"] and "(PDL)" in rows[0]
+    assert "(PDL)" not in rows[1] and rows[0].index(" 4 ") == rows[1].index(" 4 ")
+    assert load_module(path).TUNED["GPU A|sm90|132"][1]["pdl"] is True
