@@ -46,10 +46,10 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 64.454, "eager_us": 7.237, "host_us": 8.759, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 2.458},
-        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 65.57, "eager_us": 7.235, "host_us": 8.777, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 2.619},
-        64: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 65.871, "eager_us": 7.45, "host_us": 6.34, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "strategy": "cluster", "us": 2.928},
-        1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 41.816, "eager_us": 8.259, "host_us": 6.76, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.622},
+        1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 59.038, "eager_us": 7.101, "host_us": 5.468, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 1.776},
+        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 39.347, "eager_us": 7.283, "host_us": 5.817, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 2.01},
+        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 39.126, "eager_us": 7.514, "graph_block_k": 128, "graph_block_m": 1, "graph_block_n": 32, "graph_chunk": 32, "graph_kernel": "_k_cluster_m1_c32_k128", "graph_num_stages": 1, "graph_num_warps": 2, "graph_strategy": "cluster", "graph_us": 2.954, "host_us": 5.587, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 2.51},
+        1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 39.902, "eager_us": 8.186, "host_us": 8.388, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.073},
         16384: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 43.245, "eager_us": 13.318, "host_us": 9.984, "kernel": "_k_stream_m64_n64_c64", "num_stages": 2, "num_warps": 4, "strategy": "stream", "us": 6.485},
         262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 171.819, "kernel": "_k_stream_m64_n32_c64", "num_stages": 3, "num_warps": 4, "strategy": "stream", "us": 69.973},
     },
@@ -64,7 +64,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64], "compile_seconds": 24.6, "cuda": "13.0", "date": "2026-12-01T20:00:22", "exhaustive": True, "gpu": "NVIDIA H200", "measured": 261, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 35.2, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 1024], "compile_seconds": 20.9, "cuda": "13.0", "date": "2026-12-01T23:30:24", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 160, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 30.1, "workers": 1},
 }
 
 

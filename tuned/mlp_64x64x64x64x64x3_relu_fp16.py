@@ -46,9 +46,9 @@ BIAS = True
 # gpu_key is "name|sm<major><minor>|<SM count>"; "default" is the heuristic for unknown GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 137.299, "eager_us": 18.104, "host_us": 6.921, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 4.477},
-        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 116.188, "eager_us": 19.07, "host_us": 6.963, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.086},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 120.623, "eager_us": 21.636, "host_us": 6.996, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 3.14},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 127.934, "eager_us": 18.298, "host_us": 6.173, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.744},
+        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 125.691, "eager_us": 19.256, "host_us": 9.138, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 2.426},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 125.868, "eager_us": 21.867, "host_us": 8.993, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 2.504},
         16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 112.087, "eager_us": 29.864, "host_us": 8.598, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 4.469},
         262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 210.915, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 31.848},
     },
@@ -62,7 +62,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 64, 1024, 16384, 262144], "compile_seconds": 17.2, "cuda": "13.0", "date": "2026-11-30T17:24:13", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 72, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 60.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 16.7, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 64, 1024], "compile_seconds": 19.7, "cuda": "13.0", "date": "2026-12-01T23:31:22", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 88, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 31.4, "workers": 1},
 }
 
 
