@@ -69,9 +69,9 @@ TIE = 0.10  # scores within 10% of the best are a tie: at launch-bound buckets e
 GRAPH_TIE = 0.05
 # PDL linking consecutive calls (KernelConfig.pdl) is tried on each bucket's PDL_TOP fastest
 # kernel configs (and its winner) once the search is done, on sm_90 GPUs; it is kept where it
-# takes at least PDL_GAIN less GPU time. On the H200 it took 0.73-0.93x at 1-1024 rows for
-# cluster and rowblock kernels but 1.05-1.49x for others (BENCHMARKS.md, run142), so it is
-# measured, not assumed.
+# takes at least PDL_GAIN less GPU time. On the H200 it took 0.73-0.93x at 1-1024 rows for most
+# one-row cluster and rowblock cells but 1.05-1.49x for others (a one-row and a 32-row cluster
+# tile, chain, persist; BENCHMARKS.md, run142), so it is measured, not assumed.
 PDL_TOP = 4
 PDL_GAIN = 0.03
 LOCAL_STEPS = 6  # a bucket's first measurements (firsts included) search the best one's neighbours
@@ -364,9 +364,11 @@ def previous_configs(previous: dict, bucket: int) -> list[KernelConfig]:
     b = min(previous, key=lambda p: (abs(math.log(p) - math.log(bucket)), p))
     out = []
     for cell in (previous[b], graph_cell(previous[b])):
+        if cell is None:  # no CUDA-graph winner of its own
+            continue
         try:
             out.append(replace(KernelConfig.from_dict(cell), pdl=False))
-        except (KeyError, TypeError, ValueError, AttributeError):
+        except (KeyError, TypeError, ValueError):
             pass
     return out
 
