@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import json
 import math
 import os
 import random
@@ -686,12 +687,13 @@ def collect(study: optuna.Study, bucket: Bucket) -> BucketResult:
     )
 
 
-def pdl_pass(result: BucketResult, measure: Measure) -> BucketResult:
+def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None = None):
     """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest kernel configs and its
     winner; a PDL variant joins the bucket's records where it took PDL_GAIN less GPU time than
     the same config without, and the call winner is picked again over them; the CUDA-graph
     winner over the times without PDL. Its measurements are recorded as trials of state
-    "pdl"."""
+    "pdl", and kept in the study's user attributes: a resumed run replays them instead of
+    measuring again (so it picks the same winners)."""
     ok = [(c, m) for c, m in result.pairs if m.ok and c.has_kernel and not c.pdl]
     tried = {c for c, _ in result.pairs}
     picks = sorted(ok, key=lambda cm: cm[1].us)[:PDL_TOP]
@@ -702,7 +704,11 @@ def pdl_pass(result: BucketResult, measure: Measure) -> BucketResult:
         linked = replace(config, pdl=True)
         if linked in tried:
             continue
-        m = measure(result.bucket, linked)
+        name = "pdl " + json.dumps(linked.to_dict(), sort_keys=True)
+        stored = study.user_attrs.get(name) if study is not None else None
+        m = Measurement.from_dict(stored) if stored else measure(result.bucket, linked)
+        if study is not None and not stored:
+            study.set_user_attr(name, m.to_dict())
         record = {"number": None, "state": "pdl", "config": linked.to_dict(), **m.to_dict()}
         result.trials.append(record)  # `measured` stays the search's own count
         if m.ok and m.us <= base.us * (1 - PDL_GAIN):
@@ -760,8 +766,8 @@ def search(
         progress.close()
     results = {b.space.bucket: collect(drivers[0].studies[b.name], b) for b in buckets}
     if job.pdl and job.recorded is None:  # a replayed log has no PDL times
-        for r in results.values():
-            pdl_pass(r, measures[0])
+        for b in buckets:
+            pdl_pass(results[b.space.bucket], measures[0], drivers[0].studies[b.name])
     return results
 
 

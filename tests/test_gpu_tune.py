@@ -129,7 +129,10 @@ def test_retune_end_to_end_writes_verified_winners(tmp_path, capsys):
         assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp16"]
     log = json.loads(trial_log_path(path).read_text())
     trials = log["gpus"][key]["buckets"]["4096"]["trials"]
-    assert len([t for t in trials if "verdict" in t]) == 5
+    assert len([t for t in trials if "verdict" in t and t["state"] != "pdl"]) == 5
+    linked = [t for t in trials if t["state"] == "pdl"]  # the PDL pass, on sm_90 and up
+    assert bool(linked) == (torch.cuda.get_device_capability() >= (9, 0))
+    assert all(t["config"]["pdl"] for t in linked)
     assert all(math.isfinite(t["us"]) for t in trials if t.get("verdict") == "ok")
     # a second run on the same storage resumes: nothing left to measure, same winners
     assert main(argv) == 0

@@ -818,3 +818,16 @@ def test_pdl_is_not_tried_without_it():
     results = search(job((1,)), [rec], memory(), quiet())
     assert not any(c.pdl for _, c in rec.calls)
     assert not any(t["state"] == "pdl" for t in results[1].trials)
+
+
+def test_pdl_measurements_are_replayed_when_a_run_resumes():
+    """A second run on the same storage measures no PDL variant again: the pass's measurements
+    live in the study, so the resumed run picks the same winners."""
+    storage = memory()
+    first = Recorder(linked(0.8))
+    a = search(dataclasses.replace(job((1,)), pdl=True), [first], storage, quiet())
+    assert any(c.pdl for _, c in first.calls)
+    again = Recorder(linked(0.8))
+    b = search(dataclasses.replace(job((1,)), pdl=True), [again], storage, quiet())
+    assert not any(c.pdl for _, c in again.calls)
+    assert b[1].winner == a[1].winner and b[1].winner[0].pdl
