@@ -513,21 +513,28 @@ def test_host_time_is_pooled_per_launch_path():
     """Configs on one launch path share its cost: one config's unlucky host time (25 us
     against 18 on the same path) does not hide its GPU time, whether it is of the same
     strategy or of another on the kernel lane (rowblock, stream, persist, split: one launch of
-    one compiled kernel); a strategy with a path of its own (layered's launches) keeps its own."""
+    one compiled kernel); a strategy whose calls launch several kernels (layered, chain) keeps
+    each config's own, even beside a cheaper config of its own strategy."""
     a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
     s = KernelConfig("split", block_m=16, chunk=32, block_n=256, block_k=128)
     c = KernelConfig("layered", block_m=64, block_n=64, block_k=64, num_stages=3)
+    fast, slow = (
+        KernelConfig("chain", block_m=bm, block_n=bn, block_k=64, num_stages=3)
+        for bm, bn in ((32, 64), (64, 32))
+    )
     records = [
         (a, Measurement("ok", us=9.0, host_us=18.0)),
         (b, Measurement("ok", us=6.0, host_us=25.0)),
         (s, Measurement("ok", us=5.0, host_us=24.0)),  # another strategy on the kernel lane
         (c, Measurement("ok", us=4.0, host_us=25.0)),
         (KernelConfig(strategy="torch"), Measurement("ok", us=30.0)),  # no host time: GPU bound
+        (fast, Measurement("ok", us=7.5, host_us=19.0)),
+        (slow, Measurement("ok", us=3.0, host_us=27.0)),  # pooled, 19 would make it the winner
     ]
-    assert launch_floors(records) == {"kernel lane": 18.0, "layered": 25.0}
+    assert launch_floors(records) == {"kernel lane": 18.0}
     scores = [pooled_score(cf, m, launch_floors(records)) for cf, m in records]
-    assert scores == [18, 18, 18, 25, 30]
-    assert pick_winner(records)[0] == s
+    assert scores == [18, 18, 18, 25, 30, 19, 27]
+    assert pick_winner(records)[0] == s  # chain's 19 is within 10% of 18, but split's GPU wins
 
 
 def test_tune_writes_winners_provenance_and_trial_log_and_merges_gpus(tmp_path):
