@@ -4,11 +4,14 @@
 // Every generated module carries this source and builds it once per machine (torch's headers,
 // triton's cuda.h); where the build or a check fails, calls take the Python lane as before.
 //
+// A lane launches one kernel (every one-launch strategy) or several in turn (chain: one a layer,
+// the hidden activations in buffers the lane keeps).
 // call(state, x, params, out) returns y, or None where the call is not one this lane takes (the
 // Python lane then sees it): x an exact torch.Tensor (or Parameter), 2-D [M, K0] contiguous, of
 // the module's dtype on a CUDA device that is current, with a lane registered for (device, M);
 // params (a list or tuple) each of the dtype and element count registered, contiguous, on that
-// device, 16-byte aligned; no gradient needed; no stream capture where `capture` was registered;
+// device, 16-byte aligned; no gradient needed; no stream capture where `capture` was registered
+// or the lane launches several kernels (its buffers must not outlive it inside a CUDA graph);
 // out None or a contiguous [M, N] tensor of the dtype on the device, not requiring grad, not
 // overlapping x. A launch that the driver refuses raises RuntimeError.
 #include <Python.h>
@@ -59,9 +62,7 @@ Driver* driver() {  // libcuda's entry points, found once (as triton's launcher 
 // A kernel argument: where its value comes from at each call, and the value of a fixed one.
 enum Source : int { FIXED = -1, X = -2, Y = -3 };  // >= 0: that parameter's address
 
-struct Lane {
-  int device;
-  int64_t m;
+struct Launch {
   CUfunction function;
   unsigned grid0, grid1, block, shared;
   unsigned cluster;  // CTAs a thread-block cluster (1: none); grid0 counts clusters
@@ -69,7 +70,13 @@ struct Lane {
   std::vector<int> sources;       // per kernel argument passed
   std::vector<uint64_t> values;   // per argument: its bits in the low bytes (little-endian)
   std::vector<void*> pointers;    // per argument: &values[i], what cuLaunchKernelEx reads
-  PyObject* keep;                 // what the fixed addresses point into (a workspace)
+  PyObject* keep;                 // what the fixed addresses point into (a workspace, buffers)
+};
+
+struct Lane {
+  int device;
+  int64_t m;
+  std::vector<Launch*> launches;  // in launch order
 };
 
 struct State {
@@ -82,8 +89,13 @@ struct State {
 
 const char* STATE = "mlpgen.native_lane.State";
 
+void drop(Launch* k) {
+  Py_XDECREF(k->keep);
+  delete k;
+}
+
 void drop(Lane* l) {
-  Py_XDECREF(l->keep);
+  for (Launch* k : l->launches) drop(k);
   delete l;
 }
 
@@ -140,12 +152,88 @@ PyObject* new_state(PyObject*, PyObject* args) {
   return PyCapsule_New(s, STATE, free_state);
 }
 
+// A launch from (function, grid0, grid1, num_warps, shared, cluster, cooperative, pdl, sources,
+// values, keep): sources[i] as Source, values[i] the bits of a fixed argument (ignored for the
+// others). cluster > 1: launched as clusters of that many CTAs, grid0 clusters (as triton's
+// launch does with num_ctas in its metadata). nullptr with a Python error where it is wrong.
+Launch* parse_launch(const State* s, unsigned long long function, unsigned grid0, unsigned grid1,
+                     int warps, unsigned shared, unsigned cluster, int cooperative, int pdl,
+                     PyObject* sources, PyObject* values, PyObject* keep) {
+  if (cluster < 1) {
+    PyErr_SetString(PyExc_ValueError, "cluster must be at least 1");
+    return nullptr;
+  }
+  PyObject* src = PySequence_Fast(sources, "sources must be a sequence");
+  if (src == nullptr) return nullptr;
+  PyObject* val = PySequence_Fast(values, "values must be a sequence");
+  if (val == nullptr) {
+    Py_DECREF(src);
+    return nullptr;
+  }
+  auto* k = new Launch();
+  k->function = reinterpret_cast<CUfunction>(static_cast<uintptr_t>(function));
+  k->grid0 = grid0;
+  k->grid1 = grid1;
+  k->block = 32u * static_cast<unsigned>(warps);
+  k->shared = shared;
+  k->cluster = cluster;
+  k->cooperative = cooperative != 0;
+  k->pdl = pdl != 0;
+  k->keep = nullptr;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(src);
+  if (PySequence_Fast_GET_SIZE(val) != count) {
+    PyErr_SetString(PyExc_ValueError, "sources and values differ in length");
+  }
+  for (Py_ssize_t i = 0; i < count && !PyErr_Occurred(); ++i) {
+    long source = PyLong_AsLong(PySequence_Fast_GET_ITEM(src, i));
+    if (source < Y || source >= static_cast<long>(s->numels.size())) {
+      PyErr_SetString(PyExc_ValueError, "a source names no argument");
+    }
+    k->sources.push_back(static_cast<int>(source));
+    // two's complement: the low bytes of a negative int's 64 bits are its narrower bits too
+    PyObject* v = PySequence_Fast_GET_ITEM(val, i);
+    uint64_t bits = PyLong_AsUnsignedLongLongMask(v);
+    k->values.push_back(bits);
+  }
+  Py_DECREF(src);
+  Py_DECREF(val);
+  if (PyErr_Occurred()) {
+    delete k;
+    return nullptr;
+  }
+  k->values.push_back(0);  // triton's global scratch: none (a lane's kernel needs none)
+  k->values.push_back(0);  // and its profile scratch
+  k->sources.push_back(FIXED);
+  k->sources.push_back(FIXED);
+  for (auto& v : k->values) k->pointers.push_back(&v);
+  if (cluster > 8) {  // past the portable 8: allowed per function (as triton's launch does)
+    Driver* d = driver();
+    if (d == nullptr || d->func_attribute == nullptr ||
+        d->func_attribute(k->function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) !=
+            CUDA_SUCCESS) {
+      delete k;
+      PyErr_SetString(PyExc_RuntimeError, "clusters over 8 CTAs are not allowed here");
+      return nullptr;
+    }
+  }
+  Py_INCREF(keep);
+  k->keep = keep;
+  return k;
+}
+
+Lane* find(State* s, int device, int64_t m) {
+  for (Lane* l : s->lanes) {
+    if (l->device == device && l->m == m) return l;
+  }
+  return nullptr;
+}
+
 // add(state, device, m, function, grid0, grid1, num_warps, shared, cluster, cooperative, pdl,
-//     sources, values, keep): a lane for (device, m); sources[i] as Source, values[i] the bits
-//     of a fixed argument (ignored for the others). Replaces an existing lane for (device, m).
-//     cluster > 1: launched as clusters of that many CTAs, grid0 clusters (as triton's launch
-//     does with num_ctas in its metadata).
-PyObject* add(PyObject*, PyObject* args) {
+//     sources, values, keep): a lane for (device, m) that launches this kernel (parse_launch).
+//     Replaces an existing lane for (device, m).
+// extend(state, device, m, <the same>): one more kernel for the lane of (device, m), launched
+//     after its others.
+PyObject* register_launch(PyObject* args, bool extend) {
   PyObject *capsule, *sources, *values, *keep;
   int device, warps, cooperative, pdl;
   long long m;
@@ -156,70 +244,26 @@ PyObject* add(PyObject*, PyObject* args) {
                         &keep)) {
     return nullptr;
   }
-  if (cluster < 1) {
-    PyErr_SetString(PyExc_ValueError, "cluster must be at least 1");
-    return nullptr;
-  }
   State* s = state_of(capsule);
   if (s == nullptr) return nullptr;
-  PyObject* src = PySequence_Fast(sources, "sources must be a sequence");
-  if (src == nullptr) return nullptr;
-  PyObject* val = PySequence_Fast(values, "values must be a sequence");
-  if (val == nullptr) {
-    Py_DECREF(src);
+  Lane* lane = find(s, device, m);
+  if (extend && lane == nullptr) {
+    PyErr_SetString(PyExc_KeyError, "no lane to extend for this device and m");
     return nullptr;
+  }
+  Launch* k = parse_launch(s, function, grid0, grid1, warps, shared, cluster, cooperative, pdl,
+                           sources, values, keep);
+  if (k == nullptr) return nullptr;
+  if (extend) {
+    lane->launches.push_back(k);
+    Py_RETURN_NONE;
   }
   auto* l = new Lane();
   l->device = device;
   l->m = m;
-  l->function = reinterpret_cast<CUfunction>(static_cast<uintptr_t>(function));
-  l->grid0 = grid0;
-  l->grid1 = grid1;
-  l->block = 32u * static_cast<unsigned>(warps);
-  l->shared = shared;
-  l->cluster = cluster;
-  l->cooperative = cooperative != 0;
-  l->pdl = pdl != 0;
-  Py_ssize_t count = PySequence_Fast_GET_SIZE(src);
-  if (PySequence_Fast_GET_SIZE(val) != count) {
-    PyErr_SetString(PyExc_ValueError, "sources and values differ in length");
-  }
-  for (Py_ssize_t i = 0; i < count && !PyErr_Occurred(); ++i) {
-    long source = PyLong_AsLong(PySequence_Fast_GET_ITEM(src, i));
-    if (source < Y || source >= static_cast<long>(s->numels.size())) {
-      PyErr_SetString(PyExc_ValueError, "a source names no argument");
-    }
-    l->sources.push_back(static_cast<int>(source));
-    // two's complement: the low bytes of a negative int's 64 bits are its narrower bits too
-    PyObject* v = PySequence_Fast_GET_ITEM(val, i);
-    uint64_t bits = PyLong_AsUnsignedLongLongMask(v);
-    l->values.push_back(bits);
-  }
-  Py_DECREF(src);
-  Py_DECREF(val);
-  if (PyErr_Occurred()) {
-    delete l;
-    return nullptr;
-  }
-  l->values.push_back(0);  // triton's global scratch: none (a lane's kernel needs none)
-  l->values.push_back(0);  // and its profile scratch
-  l->sources.push_back(FIXED);
-  l->sources.push_back(FIXED);
-  for (auto& v : l->values) l->pointers.push_back(&v);
-  if (cluster > 8) {  // past the portable 8: allowed per function (as triton's launch does)
-    Driver* d = driver();
-    if (d == nullptr || d->func_attribute == nullptr ||
-        d->func_attribute(l->function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) !=
-            CUDA_SUCCESS) {
-      delete l;
-      PyErr_SetString(PyExc_RuntimeError, "clusters over 8 CTAs are not allowed here");
-      return nullptr;
-    }
-  }
-  Py_INCREF(keep);
-  l->keep = keep;
+  l->launches.push_back(k);
   for (auto& old : s->lanes) {
-    if (old->device == device && old->m == m) {
+    if (old == lane) {
       drop(old);
       old = l;
       Py_RETURN_NONE;
@@ -229,12 +273,66 @@ PyObject* add(PyObject*, PyObject* args) {
   Py_RETURN_NONE;
 }
 
+PyObject* add(PyObject*, PyObject* args) { return register_launch(args, false); }
+
+PyObject* extend(PyObject*, PyObject* args) { return register_launch(args, true); }
+
 PyObject* launch_error(Driver* d, CUresult code) {
   const char* text = nullptr;
   if (d->error_string != nullptr) d->error_string(code, &text);
   PyErr_Format(PyExc_RuntimeError, "mlpgen native lane: kernel launch failed: CUDA error %d (%s)",
                static_cast<int>(code), text != nullptr ? text : "unknown");
   return nullptr;
+}
+
+// One kernel of a lane on `stream`, its arguments filled in from this call's addresses.
+CUresult launch(Driver* d, Launch* k, CUstream stream, uint64_t xp, uint64_t yp,
+                const uint64_t* addresses) {
+  for (size_t i = 0; i < k->sources.size(); ++i) {
+    int source = k->sources[i];
+    if (source == X) {
+      k->values[i] = xp;
+    } else if (source == Y) {
+      k->values[i] = yp;
+    } else if (source >= 0) {
+      k->values[i] = addresses[source];
+    }
+  }
+  CUlaunchAttribute attributes[4];
+  unsigned used = 0;
+  if (k->cluster > 1) {  // as triton's launch: the cluster's shape, spread over the GPU
+    attributes[used].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attributes[used].value.clusterDim.x = k->cluster;
+    attributes[used].value.clusterDim.y = 1;
+    attributes[used].value.clusterDim.z = 1;
+    ++used;
+    attributes[used].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+    attributes[used].value.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+    ++used;
+  }
+  if (k->pdl) {
+    attributes[used].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attributes[used].value.programmaticStreamSerializationAllowed = 1;
+    ++used;
+  }
+  if (k->cooperative) {
+    attributes[used].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attributes[used].value.cooperative = 1;
+    ++used;
+  }
+  CUlaunchConfig config;
+  std::memset(&config, 0, sizeof(config));
+  config.gridDimX = k->grid0 * k->cluster;
+  config.gridDimY = k->grid1;
+  config.gridDimZ = 1;
+  config.blockDimX = k->block;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = k->shared;
+  config.hStream = stream;
+  config.attrs = attributes;
+  config.numAttrs = used;
+  return d->launch(&config, k->function, k->pointers.data(), nullptr);
 }
 
 PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
@@ -250,13 +348,7 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
   if (x.dim() != 2 || !x.is_cuda() || x.size(1) != s->k0) Py_RETURN_NONE;
   int device = x.get_device();
   int64_t m = x.size(0);
-  Lane* lane = nullptr;
-  for (Lane* l : s->lanes) {
-    if (l->m == m && l->device == device) {
-      lane = l;
-      break;
-    }
-  }
+  Lane* lane = find(s, device, m);
   if (lane == nullptr || !plain(x, s, device)) Py_RETURN_NONE;
   bool grad = c10::GradMode::is_enabled();
   if (grad && x.requires_grad()) Py_RETURN_NONE;
@@ -290,7 +382,7 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
                                           .native_handle());
   Driver* d = driver();
   if (d == nullptr) Py_RETURN_NONE;
-  if (s->capture) {
+  if (s->capture || lane->launches.size() > 1) {
     CUstreamCaptureStatus status;
     if (d->capturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE) {
       Py_RETURN_NONE;
@@ -314,52 +406,10 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
     yp = reinterpret_cast<uintptr_t>(y.data_ptr());
   }
   if ((xp | yp) & 15) Py_RETURN_NONE;
-  for (size_t i = 0; i < lane->sources.size(); ++i) {
-    int source = lane->sources[i];
-    if (source == X) {
-      lane->values[i] = xp;
-    } else if (source == Y) {
-      lane->values[i] = yp;
-    } else if (source >= 0) {
-      lane->values[i] = addresses[source];
-    }
+  for (Launch* k : lane->launches) {
+    CUresult code = launch(d, k, stream, xp, yp, addresses);
+    if (code != CUDA_SUCCESS) return launch_error(d, code);
   }
-  CUlaunchAttribute attributes[4];
-  unsigned used = 0;
-  if (lane->cluster > 1) {  // as triton's launch: the cluster's shape, spread over the GPU
-    attributes[used].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attributes[used].value.clusterDim.x = lane->cluster;
-    attributes[used].value.clusterDim.y = 1;
-    attributes[used].value.clusterDim.z = 1;
-    ++used;
-    attributes[used].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
-    attributes[used].value.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
-    ++used;
-  }
-  if (lane->pdl) {
-    attributes[used].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attributes[used].value.programmaticStreamSerializationAllowed = 1;
-    ++used;
-  }
-  if (lane->cooperative) {
-    attributes[used].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-    attributes[used].value.cooperative = 1;
-    ++used;
-  }
-  CUlaunchConfig config;
-  std::memset(&config, 0, sizeof(config));
-  config.gridDimX = lane->grid0 * lane->cluster;
-  config.gridDimY = lane->grid1;
-  config.gridDimZ = 1;
-  config.blockDimX = lane->block;
-  config.blockDimY = 1;
-  config.blockDimZ = 1;
-  config.sharedMemBytes = lane->shared;
-  config.hStream = stream;
-  config.attrs = attributes;
-  config.numAttrs = used;
-  CUresult code = d->launch(&config, lane->function, lane->pointers.data(), nullptr);
-  if (code != CUDA_SUCCESS) return launch_error(d, code);
   if (oo != Py_None) {
     Py_INCREF(oo);
     return oo;
@@ -376,15 +426,17 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
 }
 
-// lanes(state) -> [(device, m, threads a block, CTAs a cluster), ...]: what is registered (for
-// tests and mlpgen bench's note)
+// lanes(state) -> [(device, m, threads a block, CTAs a cluster, kernels), ...]: what is
+// registered (of each lane's first kernel, and how many it launches; for tests and mlpgen
+// bench's note)
 PyObject* lanes(PyObject*, PyObject* capsule) {
   State* s = state_of(capsule);
   if (s == nullptr) return nullptr;
   PyObject* list = PyList_New(0);
   for (Lane* l : s->lanes) {
-    PyObject* item =
-        Py_BuildValue("(iLII)", l->device, static_cast<long long>(l->m), l->block, l->cluster);
+    const Launch* k = l->launches.front();
+    PyObject* item = Py_BuildValue("(iLIIn)", l->device, static_cast<long long>(l->m), k->block,
+                                   k->cluster, static_cast<Py_ssize_t>(l->launches.size()));
     PyList_Append(list, item);
     Py_DECREF(item);
   }
@@ -394,9 +446,10 @@ PyObject* lanes(PyObject*, PyObject* capsule) {
 PyMethodDef methods[] = {
     {"state", new_state, METH_VARARGS, "state(like, k0, n, numels, capture) -> capsule"},
     {"add", add, METH_VARARGS, "add a lane for (device, m)"},
+    {"extend", extend, METH_VARARGS, "one more kernel for the lane of (device, m)"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
      "call(state, x, params, out) -> y, or None where the Python lane takes the call"},
-    {"lanes", lanes, METH_O, "lanes(state) -> [(device, m, threads, cluster), ...]"},
+    {"lanes", lanes, METH_O, "lanes(state) -> [(device, m, threads, cluster, kernels), ...]"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "mlpgen_native_lane", nullptr, -1, methods};

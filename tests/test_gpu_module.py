@@ -384,6 +384,79 @@ def test_calls_take_the_lane(load_generated, strategy):
 @pytest.mark.skipif(
     not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
 )
+@pytest.mark.parametrize("pdl", [False, True])
+def test_chain_calls_take_the_native_lane(load_generated, pdl, native_cache, monkeypatch):
+    """chain's two layers launched by one native-lane call: right on fresh inputs each call (a
+    batch that is no multiple of the block), back to back without a sync (the hidden buffer is
+    the lane's, reused by the next call), into out=, from a lane made before the workspace grew;
+    under CUDA-graph capture it declines and the captured calls replay right. pdl: the cell's
+    first layer launched with PDL (the second always is on sm_90)."""
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+    from mlpgen.tune import gpu_key
+
+    monkeypatch.setenv("MLPGEN_CACHE", native_cache)
+    spec = MLPSpec(HEADLINE, act="gelu")
+    config = KernelConfig(**LANE_CONFIGS["chain"][0], pdl=pdl)
+    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={64: entry(config)})
+    fused = mod.FusedMLP().cuda()
+    w = [lin.weight.detach() for lin in fused.linears]
+    b = [lin.bias.detach() for lin in fused.linears]
+    m = 37
+
+    def fresh(*shape):
+        return torch.randn(*shape, device="cuda", dtype=torch.float16)
+
+    def close(y, x):
+        return rel_error(y, reference(spec, x, w, b)) <= TOLERANCE["fp16"]
+
+    with torch.no_grad():
+        fused(fresh(m, 256))  # plans, compiles both layers, opens the lanes
+        native = mod._native_module()
+        assert native is not None
+        assert native.lanes(mod._native_state) == [(0, m, 32 * config.num_warps, 1, 2)]
+        taken = []
+        real = mod._native_call
+
+        def counted(*args):
+            y = real(*args)
+            taken.append(y is not None)
+            return y
+
+        mod._native_call = counted
+        xs = [fresh(m, 256) for _ in range(6)]
+        ys = [call(x) for call, x in zip((fused, lambda x: mod.mlp(x, w, b)) * 3, xs)]
+        assert all(close(y, x) for y, x in zip(ys, xs)) and taken == [True] * 6  # one sync
+        taken.clear()
+        out = torch.full((m, 256), float("nan"), device="cuda", dtype=torch.float16)
+        assert fused(xs[0], out=out) is out and close(out, xs[0]) and taken == [True]
+        big = fresh(3000, 256)  # a larger batch grows the device's workspace
+        assert close(fused(big), big)
+        assert mod._native_call is real  # registering its lane set the call again
+        mod._native_call = counted
+        taken.clear()
+        assert close(fused(xs[1]), xs[1]) and taken == [True]  # its old buffer, still kept
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                fused(xs[2])
+        torch.cuda.current_stream().wait_stream(side)
+        taken.clear()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = [fused(x) for x in xs[:2]]
+        assert taken == [False, False]  # declined: the Python lane's buffers, the graph's
+        for x in xs[:2]:
+            x.copy_(fresh(m, 256))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert all(close(y, x) for y, x in zip(captured, xs[:2]))
+
+
+@pytest.mark.skipif(
+    not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
+)
 @pytest.mark.parametrize("strategy", sorted(s for s, (_, own) in LANE_CONFIGS.items() if own))
 def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monkeypatch):
     """A kernel lane is given to the native lane, which takes its inference calls: right on
@@ -415,7 +488,7 @@ def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monk
     native = mod._native_module()
     threads = 32 * KernelConfig(**config).num_warps
     ctas = 16 if strategy == "cluster" else 1  # cluster: 512 hidden columns in chunks of 32
-    assert native is not None and native.lanes(mod._native_state) == [(0, m, threads, ctas)]
+    assert native is not None and native.lanes(mod._native_state) == [(0, m, threads, ctas, 1)]
     taken = []  # per native call: whether it took the call
     real = mod._native_call
 
@@ -453,7 +526,7 @@ def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monk
             fused(torch.randn(m, 256, device="cuda"))
         x = fresh(m + 1, 256)  # a new batch: its first call opens its lane
         assert close(fused(x), x) and taken == [False, False, False, False]
-        lanes = [(0, m, threads, ctas), (0, m + 1, threads, ctas)]
+        lanes = [(0, m, threads, ctas, 1), (0, m + 1, threads, ctas, 1)]
         assert native.lanes(mod._native_state) == lanes
         assert mod._native_call is real  # registering a lane set it again
         mod._native_call = counted

@@ -399,3 +399,71 @@ def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
     addresses = [x.data_ptr(), y.data_ptr()] + [p.data_ptr() for p in params_of(fused)]
     assert list(launcher.calls[0][13:]) == addresses + [M]  # stream's tail: M
     torch.testing.assert_close(y, mod.reference(x, *weights_biases(fused)))
+
+
+class FakeNative:
+    """Stands in for the built native lane: records what chain's lane registers."""
+
+    def __init__(self):
+        self.registered = []
+
+    def state(self, *args):
+        return "STATE"
+
+    def add(self, *args):
+        self.registered.append(("add", *args))
+
+    def extend(self, *args):
+        self.registered.append(("extend", *args))
+
+    def call(self, *args):
+        return None
+
+
+def test_a_chain_lane_gives_the_native_lane_every_layer(load_generated, monkeypatch, launchers):
+    """Once chain's layers are compiled for aligned tensors, _open_lane gives the native lane
+    one lane of both kernels: the first reads x and writes the hidden buffer, the second reads
+    it and writes y, each with its own layer's parameters, grid and M; the hidden buffer is
+    the device's persist workspace, kept by the lane. The plan lane stays for what the native
+    lane declines."""
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+
+    cell = entry(KernelConfig("chain", block_m=16, block_n=16, block_k=16))
+    mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
+    monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # CPU torch
+    native = FakeNative()
+    monkeypatch.setattr(mod, "_native_module", lambda: native)
+    x = torch.randn(M, 20)
+    plan = mod._Plan(cell, M, x)
+    signature = {"x": "*fp32", "y": "*fp32", "w": "*fp32", "b": "*fp32", "m": "i32"}
+
+    class Compiled:
+        def __init__(self, function):
+            self.run = launchers["3.6"](None)
+            self.function, self.packed_metadata = function, (4, 1, 512)
+            self.src = type("Src", (), {"signature": signature})()
+
+    for i, (kernel, _, _) in enumerate(plan.steps):
+        key = (kernel, plan.device, plan.num_warps, plan.num_stages, False)  # no PDL on the CPU
+        monkeypatch.setitem(mod._COMPILED, key + (True,) * mod._LAYER_TENSORS, Compiled(10 + i))
+    mod._open_lane(plan, x)
+    assert plan.lane.call is not None  # the plan lane, for the calls the native lane declines
+    hidden = mod._workspace(x, M)[0][0]
+    assert len(native.registered) == 2
+    (kind0, *first), (kind1, *second) = native.registered
+    assert (kind0, kind1) == ("add", "extend")
+    (g00, g01), (g10, g11) = plan.steps[0][1], plan.steps[1][1]
+    assert first[:13] == [
+        "STATE", None, M, 10, g00, g01, 4, 512, 1, True, True,
+        [-2, -1, 0, 1, -1], [0, hidden.data_ptr(), 0, 0, M],
+    ]  # fmt: skip
+    assert second[:13] == [
+        "STATE", None, M, 11, g10, g11, 4, 512, 1, True, True,
+        [-1, -3, 2, 3, -1], [hidden.data_ptr(), 0, 0, 0, M],
+    ]  # fmt: skip
+    kept = first[13]
+    assert second[13] is kept and kept[0].data_ptr() == hidden.data_ptr()
+    assert kept[0].shape == (M, 33) and kept[0].is_contiguous()
+    assert mod._native_call == native.call

@@ -37,7 +37,19 @@ def test_builds_once_and_keeps_lanes(module, native_cache, load_generated, tmp_p
     native.add(state, 0, 7, 0, 1, 1, 4, 0, 1, False, False, *args)
     native.add(state, 0, 3, 0, 2, 1, 8, 0, 1, False, False, *args)  # replaces (0, 3)
     native.add(state, 0, 9, 0, 1, 1, 4, 0, 8, False, False, *args)  # clusters of 8 CTAs
-    assert native.lanes(state) == [(0, 3, 256, 1), (0, 7, 128, 1), (0, 9, 128, 8)]
+    assert native.lanes(state) == [(0, 3, 256, 1, 1), (0, 7, 128, 1, 1), (0, 9, 128, 8, 1)]
+    # chain: more kernels for a lane, launched after its first (here a layer's input and output
+    # at fixed addresses, -1, and its parameters 2 and 3)
+    layer = ([-1, -3, 2, 3, -1], [4096, 0, 0, 0, 3], [])
+    native.extend(state, 0, 7, 0, 4, 1, 2, 0, 1, False, True, *layer)
+    assert native.lanes(state)[1] == (0, 7, 128, 1, 2)  # the first kernel's shape, two kernels
+    native.add(state, 0, 7, 0, 1, 1, 4, 0, 1, False, False, *args)  # a new lane: one again
+    assert native.lanes(state)[1] == (0, 7, 128, 1, 1)
+    with pytest.raises(KeyError, match="no lane to extend"):
+        native.extend(state, 0, 11, 0, 4, 1, 2, 0, 1, False, True, *layer)
+    with pytest.raises(ValueError, match="names no argument"):
+        native.extend(state, 0, 7, 0, 4, 1, 2, 0, 1, False, True, [-1, -3, 4], [0, 0, 0], [])
+    assert native.lanes(state)[1] == (0, 7, 128, 1, 1)  # a refused kernel is not added
     with pytest.raises(ValueError, match="at least 1"):
         native.add(state, 0, 5, 0, 1, 1, 4, 0, 0, False, False, *args)
     assert native.call(state, x, params, None) is None  # a CPU tensor: not the lane's call
