@@ -277,6 +277,25 @@ PyObject* add(PyObject*, PyObject* args) { return register_launch(args, false); 
 
 PyObject* extend(PyObject*, PyObject* args) { return register_launch(args, true); }
 
+// remove(state, device, m): forget the lane of (device, m), if any (a lane whose kernels could
+// not all be given must not launch the others)
+PyObject* remove(PyObject*, PyObject* args) {
+  PyObject* capsule;
+  int device;
+  long long m;
+  if (!PyArg_ParseTuple(args, "OiL", &capsule, &device, &m)) return nullptr;
+  State* s = state_of(capsule);
+  if (s == nullptr) return nullptr;
+  for (auto it = s->lanes.begin(); it != s->lanes.end(); ++it) {
+    if ((*it)->device == device && (*it)->m == m) {
+      drop(*it);
+      s->lanes.erase(it);
+      break;
+    }
+  }
+  Py_RETURN_NONE;
+}
+
 PyObject* launch_error(Driver* d, CUresult code) {
   const char* text = nullptr;
   if (d->error_string != nullptr) d->error_string(code, &text);
@@ -447,6 +466,7 @@ PyMethodDef methods[] = {
     {"state", new_state, METH_VARARGS, "state(like, k0, n, numels, capture) -> capsule"},
     {"add", add, METH_VARARGS, "add a lane for (device, m)"},
     {"extend", extend, METH_VARARGS, "one more kernel for the lane of (device, m)"},
+    {"remove", remove, METH_VARARGS, "forget the lane of (device, m)"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
      "call(state, x, params, out) -> y, or None where the Python lane takes the call"},
     {"lanes", lanes, METH_O, "lanes(state) -> [(device, m, threads, cluster, kernels), ...]"},

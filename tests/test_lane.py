@@ -404,8 +404,8 @@ def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
 class FakeNative:
     """Stands in for the built native lane: records what chain's lane registers."""
 
-    def __init__(self):
-        self.registered = []
+    def __init__(self, refuse=False):
+        self.registered, self.refuse = [], refuse
 
     def state(self, *args):
         return "STATE"
@@ -415,17 +415,26 @@ class FakeNative:
 
     def extend(self, *args):
         self.registered.append(("extend", *args))
+        if self.refuse:
+            raise RuntimeError("refused")
+
+    def remove(self, *args):
+        self.registered.append(("remove", *args))
 
     def call(self, *args):
         return None
 
 
-def test_a_chain_lane_gives_the_native_lane_every_layer(load_generated, monkeypatch, launchers):
+@pytest.mark.parametrize("refuse", [False, True])
+def test_a_chain_lane_gives_the_native_lane_every_layer(
+    load_generated, monkeypatch, launchers, refuse
+):
     """Once chain's layers are compiled for aligned tensors, _open_lane gives the native lane
     one lane of both kernels: the first reads x and writes the hidden buffer, the second reads
     it and writes y, each with its own layer's parameters, grid and M; the hidden buffer is
     the device's persist workspace, kept by the lane. The plan lane stays for what the native
-    lane declines."""
+    lane declines. Where the native lane refuses a layer, it forgets the lane (a lane launching
+    the first layer alone would give a wrong result) and the calls stay the Python lane's."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
 
@@ -433,7 +442,7 @@ def test_a_chain_lane_gives_the_native_lane_every_layer(load_generated, monkeypa
     mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
     monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # CPU torch
-    native = FakeNative()
+    native = FakeNative(refuse)
     monkeypatch.setattr(mod, "_native_module", lambda: native)
     x = torch.randn(M, 20)
     plan = mod._Plan(cell, M, x)
@@ -451,6 +460,11 @@ def test_a_chain_lane_gives_the_native_lane_every_layer(load_generated, monkeypa
     mod._open_lane(plan, x)
     assert plan.lane.call is not None  # the plan lane, for the calls the native lane declines
     hidden = mod._workspace(x, M)[0][0]
+    if refuse:
+        assert [r[0] for r in native.registered] == ["add", "extend", "remove"]
+        assert native.registered[2][1:] == ("STATE", None, M)
+        assert mod._native_call is None  # no native lane takes the calls
+        return
     assert len(native.registered) == 2
     (kind0, *first), (kind1, *second) = native.registered
     assert (kind0, kind1) == ("add", "extend")

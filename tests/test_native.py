@@ -50,6 +50,9 @@ def test_builds_once_and_keeps_lanes(module, native_cache, load_generated, tmp_p
     with pytest.raises(ValueError, match="names no argument"):
         native.extend(state, 0, 7, 0, 4, 1, 2, 0, 1, False, True, [-1, -3, 4], [0, 0, 0], [])
     assert native.lanes(state)[1] == (0, 7, 128, 1, 1)  # a refused kernel is not added
+    native.remove(state, 0, 7)
+    native.remove(state, 0, 11)  # none: nothing to do
+    assert [lane[1] for lane in native.lanes(state)] == [3, 9]
     with pytest.raises(ValueError, match="at least 1"):
         native.add(state, 0, 5, 0, 1, 1, 4, 0, 0, False, False, *args)
     assert native.call(state, x, params, None) is None  # a CPU tensor: not the lane's call
