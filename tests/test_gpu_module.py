@@ -381,6 +381,41 @@ def test_calls_take_the_lane(load_generated, strategy):
         assert rel_error(out, reference(spec, x, w, b)) <= TOLERANCE["fp16"]
 
 
+class NativeLaneCase:
+    """The headline with one table cell (config at 64 rows) on GPU 0, the native lane's cache in
+    a test folder; fresh fp16 inputs, the fp32 reference, and a count of the native lane's calls
+    (each: whether it took the call)."""
+
+    def __init__(self, load_generated, config, native_cache, monkeypatch):
+        from mlpgen.emit import entry
+        from mlpgen.tune import gpu_key
+
+        monkeypatch.setenv("MLPGEN_CACHE", native_cache)
+        self.spec = MLPSpec(HEADLINE, act="gelu")
+        self.mod, _ = load_generated(self.spec, gpu_key=gpu_key(0), table={64: entry(config)})
+        self.fused = self.mod.FusedMLP().cuda()
+        self.w = [lin.weight.detach() for lin in self.fused.linears]
+        self.b = [lin.bias.detach() for lin in self.fused.linears]
+        self.taken = []
+
+    def fresh(self, *shape):
+        return torch.randn(*shape, device="cuda", dtype=torch.float16)
+
+    def close(self, y, x):
+        return rel_error(y, reference(self.spec, x, self.w, self.b)) <= TOLERANCE["fp16"]
+
+    def count(self):
+        """Wrap the module's native call (again: registering a lane sets it anew)."""
+        real = self.real = self.mod._native_call
+
+        def counted(*args):
+            y = real(*args)
+            self.taken.append(y is not None)
+            return y
+
+        self.mod._native_call = counted
+
+
 @pytest.mark.skipif(
     not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
 )
@@ -391,49 +426,29 @@ def test_chain_calls_take_the_native_lane(load_generated, pdl, native_cache, mon
     the lane's, reused by the next call), into out=, from a lane made before the workspace grew;
     under CUDA-graph capture it declines and the captured calls replay right. pdl: the cell's
     first layer launched with PDL (the second always is on sm_90)."""
-    from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
-    from mlpgen.tune import gpu_key
 
-    monkeypatch.setenv("MLPGEN_CACHE", native_cache)
-    spec = MLPSpec(HEADLINE, act="gelu")
     config = KernelConfig(**LANE_CONFIGS["chain"][0], pdl=pdl)
-    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={64: entry(config)})
-    fused = mod.FusedMLP().cuda()
-    w = [lin.weight.detach() for lin in fused.linears]
-    b = [lin.bias.detach() for lin in fused.linears]
+    case = NativeLaneCase(load_generated, config, native_cache, monkeypatch)
+    mod, fused, fresh, close, taken = case.mod, case.fused, case.fresh, case.close, case.taken
     m = 37
-
-    def fresh(*shape):
-        return torch.randn(*shape, device="cuda", dtype=torch.float16)
-
-    def close(y, x):
-        return rel_error(y, reference(spec, x, w, b)) <= TOLERANCE["fp16"]
 
     with torch.no_grad():
         fused(fresh(m, 256))  # plans, compiles both layers, opens the lanes
         native = mod._native_module()
         assert native is not None
         assert native.lanes(mod._native_state) == [(0, m, 32 * config.num_warps, 1, 2)]
-        taken = []
-        real = mod._native_call
-
-        def counted(*args):
-            y = real(*args)
-            taken.append(y is not None)
-            return y
-
-        mod._native_call = counted
+        case.count()
         xs = [fresh(m, 256) for _ in range(6)]
-        ys = [call(x) for call, x in zip((fused, lambda x: mod.mlp(x, w, b)) * 3, xs)]
+        ys = [call(x) for call, x in zip((fused, lambda x: mod.mlp(x, case.w, case.b)) * 3, xs)]
         assert all(close(y, x) for y, x in zip(ys, xs)) and taken == [True] * 6  # one sync
         taken.clear()
         out = torch.full((m, 256), float("nan"), device="cuda", dtype=torch.float16)
         assert fused(xs[0], out=out) is out and close(out, xs[0]) and taken == [True]
         big = fresh(3000, 256)  # a larger batch grows the device's workspace
         assert close(fused(big), big)
-        assert mod._native_call is real  # registering its lane set the call again
-        mod._native_call = counted
+        assert mod._native_call is case.real  # registering its lane set the call again
+        case.count()
         taken.clear()
         assert close(fused(xs[1]), xs[1]) and taken == [True]  # its old buffer, still kept
         side = torch.cuda.Stream()
@@ -464,40 +479,21 @@ def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monk
     with leading dims, into out=, on a side stream; and it leaves to the Python lane and the
     general path what it must not take: a misaligned view, an input needing a gradient, an
     out= overlapping the input, another dtype, a batch without a lane yet."""
-    from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
-    from mlpgen.tune import gpu_key
 
-    monkeypatch.setenv("MLPGEN_CACHE", native_cache)
-    spec = MLPSpec(HEADLINE, act="gelu")
-    config, _ = LANE_CONFIGS[strategy]
-    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={64: entry(KernelConfig(**config))})
-    fused = mod.FusedMLP().cuda()
-    w = [lin.weight.detach() for lin in fused.linears]
-    b = [lin.bias.detach() for lin in fused.linears]
+    config = KernelConfig(**LANE_CONFIGS[strategy][0])
+    case = NativeLaneCase(load_generated, config, native_cache, monkeypatch)
+    mod, fused, fresh, close, taken = case.mod, case.fused, case.fresh, case.close, case.taken
+    w, b = case.w, case.b
     m = 37
-
-    def fresh(*shape):
-        return torch.randn(*shape, device="cuda", dtype=torch.float16)
-
-    def close(y, x):
-        return rel_error(y, reference(spec, x, w, b)) <= TOLERANCE["fp16"]
 
     with torch.no_grad():
         fused(fresh(m, 256))  # plans, compiles, opens the lane
     native = mod._native_module()
-    threads = 32 * KernelConfig(**config).num_warps
+    threads = 32 * config.num_warps
     ctas = 16 if strategy == "cluster" else 1  # cluster: 512 hidden columns in chunks of 32
     assert native is not None and native.lanes(mod._native_state) == [(0, m, threads, ctas, 1)]
-    taken = []  # per native call: whether it took the call
-    real = mod._native_call
-
-    def counted(*args):
-        y = real(*args)
-        taken.append(y is not None)
-        return y
-
-    mod._native_call = counted
+    case.count()
     with torch.no_grad():
         for call in (fused, lambda x: mod.mlp(x, w, b)) * 2:
             x = fresh(m, 256)
@@ -528,8 +524,8 @@ def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monk
         assert close(fused(x), x) and taken == [False, False, False, False]
         lanes = [(0, m, threads, ctas, 1), (0, m + 1, threads, ctas, 1)]
         assert native.lanes(mod._native_state) == lanes
-        assert mod._native_call is real  # registering a lane set it again
-        mod._native_call = counted
+        assert mod._native_call is case.real  # registering a lane set it again
+        case.count()
     taken.clear()
     x = fresh(m, 256).requires_grad_()
     y = fused(x)
