@@ -5,13 +5,15 @@
 // triton's cuda.h); where the build or a check fails, calls take the Python lane as before.
 //
 // A lane launches one kernel (every one-launch strategy) or several in turn (chain: one a layer,
-// the hidden activations in buffers the lane keeps).
+// the hidden activations in buffers the lane keeps), and may end in a GEMM by ATen (cuBLAS), as
+// layered's last layer.
 // call(state, x, params, out) returns y, or None where the call is not one this lane takes (the
 // Python lane then sees it): x an exact torch.Tensor (or Parameter), 2-D [M, K0] contiguous, of
 // the module's dtype on a CUDA device that is current, with a lane registered for (device, M);
 // params (a list or tuple) each of the dtype and element count registered, contiguous, on that
 // device, 16-byte aligned; no gradient needed; no stream capture where `capture` was registered
-// or the lane launches several kernels (its buffers must not outlive it inside a CUDA graph);
+// or the lane launches several kernels or ends in a GEMM (its buffers must not outlive it
+// inside a CUDA graph);
 // out None or a contiguous [M, N] tensor of the dtype on the device, not requiring grad, not
 // overlapping x. A launch that the driver refuses raises RuntimeError.
 #include <Python.h>
@@ -21,7 +23,9 @@
 #include <cstring>
 #include <vector>
 
+#include <ATen/ops/addmm.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/mm.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -73,10 +77,17 @@ struct Launch {
   PyObject* keep;                 // what the fixed addresses point into (a workspace, buffers)
 };
 
+// A lane's last step as a GEMM: y = input @ params[weight]^T (+ params[bias]), by ATen.
+struct Linear {
+  at::Tensor input;  // the last kernel's output, a buffer the lane keeps
+  int weight, bias;  // parameter indices (bias -1: none)
+};
+
 struct Lane {
   int device;
   int64_t m;
   std::vector<Launch*> launches;  // in launch order
+  Linear* linear = nullptr;       // after them, if any
 };
 
 struct State {
@@ -96,6 +107,7 @@ void drop(Launch* k) {
 
 void drop(Lane* l) {
   for (Launch* k : l->launches) drop(k);
+  delete l->linear;
   delete l;
 }
 
@@ -277,6 +289,43 @@ PyObject* add(PyObject*, PyObject* args) { return register_launch(args, false); 
 
 PyObject* extend(PyObject*, PyObject* args) { return register_launch(args, true); }
 
+// linear(state, device, m, input, weight, bias): the lane of (device, m) ends in y = input @
+//     params[weight]^T (+ params[bias]; bias -1: none) by ATen; input a [m, k] tensor of the
+//     module's dtype on the device, contiguous, that the lane keeps (its last kernel's output).
+PyObject* linear(PyObject*, PyObject* args) {
+  PyObject *capsule, *input;
+  int device, weight, bias;
+  long long m;
+  if (!PyArg_ParseTuple(args, "OiLOii", &capsule, &device, &m, &input, &weight, &bias)) {
+    return nullptr;
+  }
+  State* s = state_of(capsule);
+  if (s == nullptr) return nullptr;
+  Lane* lane = find(s, device, m);
+  if (lane == nullptr) {
+    PyErr_SetString(PyExc_KeyError, "no lane to end for this device and m");
+    return nullptr;
+  }
+  int count = static_cast<int>(s->numels.size());
+  if (weight < 0 || weight >= count || bias < -1 || bias >= count) {
+    PyErr_SetString(PyExc_ValueError, "a GEMM's parameter index names no parameter");
+    return nullptr;
+  }
+  if (!THPVariable_Check(input)) {
+    PyErr_SetString(PyExc_TypeError, "input must be a tensor");
+    return nullptr;
+  }
+  const at::Tensor& h = THPVariable_Unpack(input);
+  if (!plain(h, s, device) || h.dim() != 2 || h.size(0) != m ||
+      h.size(1) * s->n != s->numels[weight]) {
+    PyErr_SetString(PyExc_ValueError, "the GEMM's input is not [m, k] of the lane's kind");
+    return nullptr;
+  }
+  delete lane->linear;
+  lane->linear = new Linear{h, weight, bias};
+  Py_RETURN_NONE;
+}
+
 // remove(state, device, m): forget the lane of (device, m), if any (a lane whose kernels could
 // not all be given must not launch the others)
 PyObject* remove(PyObject*, PyObject* args) {
@@ -401,7 +450,7 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
                                           .native_handle());
   Driver* d = driver();
   if (d == nullptr) Py_RETURN_NONE;
-  if (s->capture || lane->launches.size() > 1) {
+  if (s->capture || lane->launches.size() > 1 || lane->linear != nullptr) {
     CUstreamCaptureStatus status;
     if (d->capturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE) {
       Py_RETURN_NONE;
@@ -429,6 +478,15 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
     CUresult code = launch(d, k, stream, xp, yp, addresses);
     if (code != CUDA_SUCCESS) return launch_error(d, code);
   }
+  if (const Linear* g = lane->linear) {  // on the current stream, as the kernels
+    at::Tensor target = oo != Py_None ? THPVariable_Unpack(oo) : y;
+    const at::Tensor& w = THPVariable_Unpack(items[g->weight]).view({s->n, g->input.size(1)});
+    if (g->bias >= 0) {
+      at::addmm_out(target, THPVariable_Unpack(items[g->bias]), g->input, w.t());
+    } else {
+      at::mm_out(target, g->input, w.t());
+    }
+  }
   if (oo != Py_None) {
     Py_INCREF(oo);
     return oo;
@@ -445,17 +503,18 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
 }
 
-// lanes(state) -> [(device, m, threads a block, CTAs a cluster, kernels), ...]: what is
-// registered (of each lane's first kernel, and how many it launches; for tests and mlpgen
-// bench's note)
+// lanes(state) -> [(device, m, threads a block, CTAs a cluster, steps), ...]: what is
+// registered (of each lane's first kernel, and how many steps it runs: kernels and its GEMM;
+// for tests and mlpgen bench's note)
 PyObject* lanes(PyObject*, PyObject* capsule) {
   State* s = state_of(capsule);
   if (s == nullptr) return nullptr;
   PyObject* list = PyList_New(0);
   for (Lane* l : s->lanes) {
     const Launch* k = l->launches.front();
+    auto steps = static_cast<Py_ssize_t>(l->launches.size() + (l->linear != nullptr ? 1 : 0));
     PyObject* item = Py_BuildValue("(iLIIn)", l->device, static_cast<long long>(l->m), k->block,
-                                   k->cluster, static_cast<Py_ssize_t>(l->launches.size()));
+                                   k->cluster, steps);
     PyList_Append(list, item);
     Py_DECREF(item);
   }
@@ -466,6 +525,7 @@ PyMethodDef methods[] = {
     {"state", new_state, METH_VARARGS, "state(like, k0, n, numels, capture) -> capsule"},
     {"add", add, METH_VARARGS, "add a lane for (device, m)"},
     {"extend", extend, METH_VARARGS, "one more kernel for the lane of (device, m)"},
+    {"linear", linear, METH_VARARGS, "end the lane of (device, m) in a GEMM by ATen"},
     {"remove", remove, METH_VARARGS, "forget the lane of (device, m)"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
      "call(state, x, params, out) -> y, or None where the Python lane takes the call"},

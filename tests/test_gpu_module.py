@@ -419,22 +419,23 @@ class NativeLaneCase:
 @pytest.mark.skipif(
     not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
 )
-@pytest.mark.parametrize("pdl", [False, True])
-def test_chain_calls_take_the_native_lane(load_generated, pdl, native_cache, monkeypatch):
-    """chain's two layers launched by one native-lane call: right on fresh inputs each call (a
-    batch that is no multiple of the block), back to back without a sync (the hidden buffer is
-    the lane's, reused by the next call), into out=, from a lane made before the workspace grew;
-    under CUDA-graph capture it declines and the captured calls replay right. pdl: the cell's
-    first layer launched with PDL (the second always is on sm_90)."""
+@pytest.mark.parametrize("strategy, pdl", [("chain", False), ("chain", True), ("layered", False)])
+def test_layer_calls_take_the_native_lane(load_generated, strategy, pdl, native_cache, monkeypatch):
+    """chain's two layers, or layered's first layer and its last layer's cuBLAS GEMM (by ATen),
+    run by one native-lane call: right on fresh inputs each call (a batch that is no multiple of
+    the block), back to back without a sync (the hidden buffer is the lane's, reused by the next
+    call), into out=, from a lane made before the workspace grew; under CUDA-graph capture it
+    declines and the captured calls replay right. pdl: chain's first layer launched with PDL
+    (the second always is on sm_90)."""
     from mlpgen.spec import KernelConfig
 
-    config = KernelConfig(**LANE_CONFIGS["chain"][0], pdl=pdl)
+    config = KernelConfig(**LANE_CONFIGS[strategy][0], pdl=pdl)
     case = NativeLaneCase(load_generated, config, native_cache, monkeypatch)
     mod, fused, fresh, close, taken = case.mod, case.fused, case.fresh, case.close, case.taken
     m = 37
 
     with torch.no_grad():
-        fused(fresh(m, 256))  # plans, compiles both layers, opens the lanes
+        fused(fresh(m, 256))  # plans, compiles the layers' kernels, opens the lanes
         native = mod._native_module()
         assert native is not None
         assert native.lanes(mod._native_state) == [(0, m, 32 * config.num_warps, 1, 2)]

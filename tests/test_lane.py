@@ -5,6 +5,7 @@ lane passes (argument order, grid, stream, workspace) and when it steps aside fo
 path. The lane with real kernels is checked on the GPU (tests/test_gpu_module.py)."""
 
 import ctypes
+import types
 
 import pytest
 import torch
@@ -421,6 +422,9 @@ class FakeNative:
     def remove(self, *args):
         self.registered.append(("remove", *args))
 
+    def linear(self, *args):
+        self.registered.append(("linear", *args))
+
     def call(self, *args):
         return None
 
@@ -481,3 +485,46 @@ def test_a_chain_lane_gives_the_native_lane_every_layer(
     assert second[13] is kept and kept[0].data_ptr() == hidden.data_ptr()
     assert kept[0].shape == (M, 33) and kept[0].is_contiguous()
     assert mod._native_call == native.call
+
+
+def test_a_layered_lane_ends_in_the_last_layers_gemm(load_generated, monkeypatch, launchers):
+    """layered's lane in the native lane: its hidden layer's kernel (x in, the hidden buffer
+    out) and then the last layer's GEMM by ATen on that buffer with the last layer's weight and
+    bias (parameters 2 and 3); the buffer is the device's persist workspace. A spec with an
+    output activation keeps the Python lane (the lane's GEMM has none after it)."""
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+
+    cell = entry(KernelConfig("layered", block_m=16, block_n=16, block_k=16))
+    relu_out = MLPSpec((20, 33, 7), act="gelu", out_act="relu", dtype="fp32")
+    for spec, given in ((SPEC, True), (relu_out, False)):
+        mod, _ = load_generated(spec, gpu_key="some|sm90|132", table={M: cell})
+        monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])
+        monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+        native = FakeNative()
+        monkeypatch.setattr(mod, "_native_module", lambda native=native: native)
+        x = torch.randn(M, 20)
+        plan = mod._Plan(cell, M, x)
+        assert len(plan.steps) == 1  # the hidden layer's kernel; the last layer is cuBLAS's
+        signature = {"x": "*fp32", "y": "*fp32", "w": "*fp32", "b": "*fp32", "m": "i32"}
+        compiled = types.SimpleNamespace(
+            run=launchers["3.6"](None), function=10, packed_metadata=(4, 1, 512),
+            src=types.SimpleNamespace(signature=signature),
+        )  # fmt: skip
+        key = (plan.steps[0][0], plan.device, plan.num_warps, plan.num_stages, False)
+        monkeypatch.setitem(mod._COMPILED, key + (True,) * mod._LAYER_TENSORS, compiled)
+        mod._open_lane(plan, x)
+        assert plan.lane.call is not None  # the plan lane, for the calls the native lane declines
+        if not given:
+            assert native.registered == [] and mod._native_call is None
+            continue
+        hidden = mod._workspace(x, M)[0][0]
+        (kind0, *first), (kind1, *gemm) = native.registered
+        assert (kind0, kind1) == ("add", "linear")
+        assert first[:13] == [
+            "STATE", None, M, 10, *plan.steps[0][1], 4, 512, 1, True, True,
+            [-2, -1, 0, 1, -1], [0, hidden.data_ptr(), 0, 0, M],
+        ]  # fmt: skip
+        assert gemm[:3] == ["STATE", None, M] and gemm[4:] == [2, 3]
+        assert gemm[3].data_ptr() == hidden.data_ptr() and gemm[3].shape == (M, 33)
+        assert mod._native_call == native.call

@@ -45,6 +45,18 @@ def test_builds_once_and_keeps_lanes(module, native_cache, load_generated, tmp_p
     assert native.lanes(state)[1] == (0, 7, 128, 1, 2)  # the first kernel's shape, two kernels
     native.add(state, 0, 7, 0, 1, 1, 4, 0, 1, False, False, *args)  # a new lane: one again
     assert native.lanes(state)[1] == (0, 7, 128, 1, 1)
+    # layered: a lane may end in a GEMM by ATen on a buffer the lane keeps (a CUDA tensor: its
+    # success is a GPU fact); everything it checks refused here, the lane left as it was
+    with pytest.raises(KeyError, match="no lane to end"):
+        native.linear(state, 0, 11, torch.empty(11, 12), 2, 3)
+    for weight, bias in ((4, 3), (2, -2), (-1, 3)):
+        with pytest.raises(ValueError, match="names no parameter"):
+            native.linear(state, 0, 7, torch.empty(7, 12), weight, bias)
+    with pytest.raises(ValueError, match=r"not \[m, k\]"):
+        native.linear(state, 0, 7, torch.empty(7, 12), 2, 3)  # on the CPU
+    with pytest.raises(TypeError, match="must be a tensor"):
+        native.linear(state, 0, 7, "h", 2, -1)
+    assert native.lanes(state)[1] == (0, 7, 128, 1, 1)
     with pytest.raises(KeyError, match="no lane to extend"):
         native.extend(state, 0, 11, 0, 4, 1, 2, 0, 1, False, True, *layer)
     with pytest.raises(ValueError, match="names no argument"):
