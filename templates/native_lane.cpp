@@ -4,16 +4,17 @@
 // Every generated module carries this source and builds it once per machine (torch's headers,
 // triton's cuda.h); where the build or a check fails, calls take the Python lane as before.
 //
-// A lane launches one kernel (every one-launch strategy) or several in turn (chain: one a layer,
-// the hidden activations in buffers the lane keeps), and may end in a GEMM by ATen (cuBLAS), as
-// layered's last layer.
+// A lane launches one kernel (every one-launch strategy) or several steps in turn, each a
+// Triton kernel or a cuBLASLt GEMM with its epilogue (chain: a kernel a layer; layered: kernels,
+// then its last layer's GEMM; epilogue: a GEMM a layer), the hidden activations in buffers the
+// lane keeps. cuBLASLt's algorithm is chosen once, when the step is given.
 // call(state, x, params, out) returns y, or None where the call is not one this lane takes (the
 // Python lane then sees it): x an exact torch.Tensor (or Parameter), 2-D [M, K0] contiguous, of
 // the module's dtype on a CUDA device that is current, with a lane registered for (device, M);
 // params (a list or tuple) each of the dtype and element count registered, contiguous, on that
 // device, 16-byte aligned; no gradient needed; no stream capture where `capture` was registered
-// or the lane launches several kernels or ends in a GEMM (its buffers must not outlive it
-// inside a CUDA graph);
+// or the lane runs several steps or a GEMM (its buffers must not outlive it inside a CUDA
+// graph);
 // out None or a contiguous [M, N] tensor of the dtype on the device, not requiring grad, not
 // overlapping x. A launch that the driver refuses raises RuntimeError.
 #include <Python.h>
@@ -23,9 +24,7 @@
 #include <cstring>
 #include <vector>
 
-#include <ATen/ops/addmm.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/mm.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -63,6 +62,111 @@ Driver* driver() {  // libcuda's entry points, found once (as triton's launcher 
   return d.launch != nullptr && d.capturing != nullptr ? &d : nullptr;
 }
 
+// cuBLASLt, found in the process (torch loads it) or by name, without its headers: the types
+// and the enum values used here are cublasLt.h's (CUDA 11-13).
+typedef void* lt_handle_t;
+struct LtAlgo {
+  uint64_t data[8];
+};
+struct LtHeuristic {
+  LtAlgo algo;
+  size_t workspace_size;
+  int state;
+  float waves;
+  int reserved[4];
+};
+enum : int {
+  LT_COMPUTE_32F = 68,                 // cublasComputeType_t
+  LT_R_32F = 0, LT_R_16F = 2, LT_R_16BF = 14,  // cudaDataType_t
+  LT_DESC_TRANSA = 3, LT_DESC_TRANSB = 4, LT_DESC_EPILOGUE = 7, LT_DESC_BIAS_POINTER = 8,
+  LT_PREF_MAX_WORKSPACE_BYTES = 1, LT_PREF_MIN_ALIGNMENT_A = 5,  // to _D = 8
+  LT_OP_N = 0, LT_OP_T = 1,
+};
+// cublasLtEpilogue_t values a GEMM step may take: DEFAULT, RELU, BIAS, RELU_BIAS, GELU, GELU_BIAS
+const unsigned EPILOGUES[] = {1, 2, 4, 6, 32, 36};
+bool epilogue_has_bias(unsigned e) { return (e & 4u) != 0; }
+
+struct Lt {
+  int (*create)(lt_handle_t*);
+  int (*desc_create)(void**, int, int);
+  int (*desc_set)(void*, int, const void*, size_t);
+  int (*desc_destroy)(void*);
+  int (*layout_create)(void**, int, uint64_t, uint64_t, int64_t);
+  int (*layout_destroy)(void*);
+  int (*pref_create)(void**);
+  int (*pref_set)(void*, int, const void*, size_t);
+  int (*pref_destroy)(void*);
+  int (*heuristic)(lt_handle_t, void*, void*, void*, void*, void*, void*, int, LtHeuristic*, int*);
+  int (*matmul)(lt_handle_t, void*, const void*, const void*, void*, const void*, void*,
+                const void*, const void*, void*, void*, void*, const LtAlgo*, void*, size_t,
+                CUstream);
+};
+
+Lt* lt() {
+  static Lt l;
+  static bool tried = false, found = false;
+  if (tried) return found ? &l : nullptr;
+  tried = true;
+  const char* names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11",
+                         "libcublasLt.so"};
+  void* lib = nullptr;
+  for (int flags : {RTLD_NOW | RTLD_NOLOAD, RTLD_NOW}) {  // torch's own copy first
+    for (const char* name : names) {
+      if (lib == nullptr) lib = dlopen(name, flags);
+    }
+  }
+  if (lib == nullptr) return nullptr;
+  void* got[] = {
+      dlsym(lib, "cublasLtCreate"), dlsym(lib, "cublasLtMatmulDescCreate"),
+      dlsym(lib, "cublasLtMatmulDescSetAttribute"), dlsym(lib, "cublasLtMatmulDescDestroy"),
+      dlsym(lib, "cublasLtMatrixLayoutCreate"), dlsym(lib, "cublasLtMatrixLayoutDestroy"),
+      dlsym(lib, "cublasLtMatmulPreferenceCreate"),
+      dlsym(lib, "cublasLtMatmulPreferenceSetAttribute"),
+      dlsym(lib, "cublasLtMatmulPreferenceDestroy"), dlsym(lib, "cublasLtMatmulAlgoGetHeuristic"),
+      dlsym(lib, "cublasLtMatmul")};
+  for (void* f : got) {
+    if (f == nullptr) return nullptr;
+  }
+  l.create = reinterpret_cast<decltype(l.create)>(got[0]);
+  l.desc_create = reinterpret_cast<decltype(l.desc_create)>(got[1]);
+  l.desc_set = reinterpret_cast<decltype(l.desc_set)>(got[2]);
+  l.desc_destroy = reinterpret_cast<decltype(l.desc_destroy)>(got[3]);
+  l.layout_create = reinterpret_cast<decltype(l.layout_create)>(got[4]);
+  l.layout_destroy = reinterpret_cast<decltype(l.layout_destroy)>(got[5]);
+  l.pref_create = reinterpret_cast<decltype(l.pref_create)>(got[6]);
+  l.pref_set = reinterpret_cast<decltype(l.pref_set)>(got[7]);
+  l.pref_destroy = reinterpret_cast<decltype(l.pref_destroy)>(got[8]);
+  l.heuristic = reinterpret_cast<decltype(l.heuristic)>(got[9]);
+  l.matmul = reinterpret_cast<decltype(l.matmul)>(got[10]);
+  found = true;
+  return &l;
+}
+
+// A GEMM step: y[m, n] = epilogue(x[m, k] @ w[n, k]^T (+ b)), as cuBLASLt computes column-major
+// D[n, m] = op(A) B with A = w (transposed), B = x; the bias one value per row of D.
+struct Gemm {
+  lt_handle_t handle;
+  void *desc, *a, *b, *d;  // the matmul and the layouts of A, B and C = D
+  LtAlgo algo;
+  int input, output;  // X, Y or FIXED (at input_address, output_address)
+  uint64_t input_address, output_address;
+  int weight, bias;   // parameter indices (bias -1: none)
+  uint64_t bias_set;  // the bias address the descriptor holds
+  uint64_t workspace;
+  size_t workspace_bytes;
+};
+
+void drop(Gemm* g) {
+  Lt* l = lt();
+  if (l != nullptr) {
+    if (g->desc != nullptr) l->desc_destroy(g->desc);
+    for (void* layout : {g->a, g->b, g->d}) {
+      if (layout != nullptr) l->layout_destroy(layout);
+    }
+  }
+  delete g;
+}
+
 // A kernel argument: where its value comes from at each call, and the value of a fixed one.
 enum Source : int { FIXED = -1, X = -2, Y = -3 };  // >= 0: that parameter's address
 
@@ -75,19 +179,13 @@ struct Launch {
   std::vector<uint64_t> values;   // per argument: its bits in the low bytes (little-endian)
   std::vector<void*> pointers;    // per argument: &values[i], what cuLaunchKernelEx reads
   PyObject* keep;                 // what the fixed addresses point into (a workspace, buffers)
-};
-
-// A lane's last step as a GEMM: y = input @ params[weight]^T (+ params[bias]), by ATen.
-struct Linear {
-  at::Tensor input;  // the last kernel's output, a buffer the lane keeps
-  int weight, bias;  // parameter indices (bias -1: none)
+  Gemm* gemm = nullptr;           // a GEMM step in place of the kernel
 };
 
 struct Lane {
   int device;
   int64_t m;
-  std::vector<Launch*> launches;  // in launch order
-  Linear* linear = nullptr;       // after them, if any
+  std::vector<Launch*> launches;  // its steps in order
 };
 
 struct State {
@@ -102,12 +200,12 @@ const char* STATE = "mlpgen.native_lane.State";
 
 void drop(Launch* k) {
   Py_XDECREF(k->keep);
+  if (k->gemm != nullptr) drop(k->gemm);
   delete k;
 }
 
 void drop(Lane* l) {
   for (Launch* k : l->launches) drop(k);
-  delete l->linear;
   delete l;
 }
 
@@ -240,6 +338,29 @@ Lane* find(State* s, int device, int64_t m) {
   return nullptr;
 }
 
+// Step k into the lane of (device, m): after its others (extend: the lane exists), or as a new
+// lane in place of any old one.
+PyObject* place(State* s, int device, int64_t m, Launch* k, bool extend) {
+  Lane* lane = find(s, device, m);
+  if (extend) {
+    lane->launches.push_back(k);
+    Py_RETURN_NONE;
+  }
+  auto* l = new Lane();
+  l->device = device;
+  l->m = m;
+  l->launches.push_back(k);
+  for (auto& old : s->lanes) {
+    if (old == lane) {
+      drop(old);
+      old = l;
+      Py_RETURN_NONE;
+    }
+  }
+  s->lanes.push_back(l);
+  Py_RETURN_NONE;
+}
+
 // add(state, device, m, function, grid0, grid1, num_warps, shared, cluster, cooperative, pdl,
 //     sources, values, keep): a lane for (device, m) that launches this kernel (parse_launch).
 //     Replaces an existing lane for (device, m).
@@ -266,64 +387,165 @@ PyObject* register_launch(PyObject* args, bool extend) {
   Launch* k = parse_launch(s, function, grid0, grid1, warps, shared, cluster, cooperative, pdl,
                            sources, values, keep);
   if (k == nullptr) return nullptr;
-  if (extend) {
-    lane->launches.push_back(k);
-    Py_RETURN_NONE;
-  }
-  auto* l = new Lane();
-  l->device = device;
-  l->m = m;
-  l->launches.push_back(k);
-  for (auto& old : s->lanes) {
-    if (old == lane) {
-      drop(old);
-      old = l;
-      Py_RETURN_NONE;
-    }
-  }
-  s->lanes.push_back(l);
-  Py_RETURN_NONE;
+  return place(s, device, m, k, extend);
 }
 
 PyObject* add(PyObject*, PyObject* args) { return register_launch(args, false); }
 
 PyObject* extend(PyObject*, PyObject* args) { return register_launch(args, true); }
 
-// linear(state, device, m, input, weight, bias): the lane of (device, m) ends in y = input @
-//     params[weight]^T (+ params[bias]; bias -1: none) by ATen; input a [m, k] tensor of the
-//     module's dtype on the device, contiguous, that the lane keeps (its last kernel's output).
-PyObject* linear(PyObject*, PyObject* args) {
-  PyObject *capsule, *input;
-  int device, weight, bias;
-  long long m;
-  if (!PyArg_ParseTuple(args, "OiLOii", &capsule, &device, &m, &input, &weight, &bias)) {
+PyObject* refuse(PyObject* kind, const char* why) {
+  PyErr_SetString(kind, why);
+  return nullptr;
+}
+
+// The cuBLASLt handle of a device, made on first use with that device current.
+lt_handle_t lt_handle(Lt* l, int device) {
+  static lt_handle_t handles[64] = {};
+  if (device < 0 || device >= 64) return nullptr;
+  if (handles[device] == nullptr) {
+    auto* guard = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+    c10::Device old = guard->exchangeDevice(c10::Device(c10::DeviceType::CUDA,
+                                                         static_cast<int8_t>(device)));
+    lt_handle_t h = nullptr;
+    if (l->create(&h) == 0) handles[device] = h;
+    guard->setDevice(old);
+  }
+  return handles[device];
+}
+
+// Descriptors and the algorithm of g for m x k x n in cuBLASLt type `type` with `epilogue`,
+// for buffers 16-byte aligned (the call checks every address); 0 or cuBLASLt's status (-1: no
+// algorithm).
+int plan_gemm(Lt* l, Gemm* g, int type, int64_t m, int64_t k, int64_t n, unsigned epilogue) {
+  int status = l->desc_create(&g->desc, LT_COMPUTE_32F, LT_R_32F);
+  if (status != 0) return status;
+  int transa = LT_OP_T, transb = LT_OP_N;
+  // the bias address's alignment shapes the choice: one 16-byte aligned, as calls guarantee
+  void* bias = reinterpret_cast<void*>(static_cast<uintptr_t>(g->workspace + 16));
+  if ((status = l->desc_set(g->desc, LT_DESC_TRANSA, &transa, sizeof(transa))) != 0 ||
+      (status = l->desc_set(g->desc, LT_DESC_TRANSB, &transb, sizeof(transb))) != 0 ||
+      (status = l->desc_set(g->desc, LT_DESC_EPILOGUE, &epilogue, sizeof(epilogue))) != 0 ||
+      (epilogue_has_bias(epilogue) &&
+       (status = l->desc_set(g->desc, LT_DESC_BIAS_POINTER, &bias, sizeof(bias))) != 0) ||
+      (status = l->layout_create(&g->a, type, k, n, k)) != 0 ||
+      (status = l->layout_create(&g->b, type, k, m, k)) != 0 ||
+      (status = l->layout_create(&g->d, type, n, m, n)) != 0) {
+    return status;
+  }
+  void* pref = nullptr;
+  if ((status = l->pref_create(&pref)) != 0) return status;
+  uint64_t bytes = g->workspace_bytes;
+  uint32_t align = 16;
+  status = l->pref_set(pref, LT_PREF_MAX_WORKSPACE_BYTES, &bytes, sizeof(bytes));
+  for (int attr = LT_PREF_MIN_ALIGNMENT_A; attr < LT_PREF_MIN_ALIGNMENT_A + 4 && status == 0;
+       ++attr) {
+    status = l->pref_set(pref, attr, &align, sizeof(align));
+  }
+  LtHeuristic found;
+  int returned = 0;
+  if (status == 0) {
+    status = l->heuristic(g->handle, g->desc, g->a, g->b, g->d, g->d, pref, 1, &found, &returned);
+  }
+  l->pref_destroy(pref);
+  if (status != 0) return status;
+  if (returned < 1 || found.state != 0) return -1;
+  g->algo = found.algo;
+  return 0;
+}
+
+// gemm(state, extend, device, m, k, n, input, input_address, output, output_address, weight,
+//      bias, epilogue, workspace, keep): a cuBLASLt GEMM step (Gemm) for the lane of (device, m),
+//      placed as add (extend False) or extend (True) place a kernel: y[m, n] = epilogue(x[m, k]
+//      @ params[weight]^T + params[bias]) with x the call's input (input -2) or the buffer at
+//      input_address (-1), y the call's output (output -3) or the buffer at output_address (-1);
+//      bias -1: none (the epilogue then adds none); epilogue a cublasLtEpilogue_t value;
+//      workspace a CUDA tensor cuBLASLt may use, kept with keep. RuntimeError where cuBLASLt is
+//      not found or has no algorithm for it.
+PyObject* gemm(PyObject*, PyObject* args) {
+  PyObject *capsule, *workspace, *keep;
+  int extend, device, input, output, weight, bias;
+  long long m, k, n;
+  unsigned long long input_address, output_address;
+  unsigned epilogue;
+  if (!PyArg_ParseTuple(args, "OpiLLLiKiKiiIOO", &capsule, &extend, &device, &m, &k, &n, &input,
+                        &input_address, &output, &output_address, &weight, &bias, &epilogue,
+                        &workspace, &keep)) {
     return nullptr;
   }
   State* s = state_of(capsule);
   if (s == nullptr) return nullptr;
-  Lane* lane = find(s, device, m);
-  if (lane == nullptr) {
-    PyErr_SetString(PyExc_KeyError, "no lane to end for this device and m");
-    return nullptr;
+  if (extend && find(s, device, m) == nullptr) {
+    return refuse(PyExc_KeyError, "no lane to extend for this device and m");
   }
   int count = static_cast<int>(s->numels.size());
   if (weight < 0 || weight >= count || bias < -1 || bias >= count) {
-    PyErr_SetString(PyExc_ValueError, "a GEMM's parameter index names no parameter");
+    return refuse(PyExc_ValueError, "a GEMM's parameter index names no parameter");
+  }
+  if (m < 1 || s->numels[weight] != k * n || (bias >= 0 && s->numels[bias] != n)) {
+    return refuse(PyExc_ValueError, "a GEMM's parameters are not [n, k] and [n]");
+  }
+  if ((input != X && input != FIXED) || (output != Y && output != FIXED)) {
+    return refuse(PyExc_ValueError, "a GEMM reads x or a buffer and writes y or a buffer");
+  }
+  bool known = false;
+  for (unsigned e : EPILOGUES) known = known || e == epilogue;
+  if (!known || epilogue_has_bias(epilogue) != (bias >= 0)) {
+    return refuse(PyExc_ValueError, "not an epilogue of cuBLASLt's, with a bias where it adds one");
+  }
+  if (!THPVariable_Check(workspace)) return refuse(PyExc_TypeError, "workspace must be a tensor");
+  const at::Tensor& ws = THPVariable_Unpack(workspace);
+  if (!ws.is_cuda() || ws.get_device() != device || !ws.is_contiguous()) {
+    return refuse(PyExc_ValueError, "the workspace is not a CUDA tensor on the lane's device");
+  }
+  int type = s->dtype == c10::ScalarType::Half       ? LT_R_16F
+             : s->dtype == c10::ScalarType::BFloat16 ? LT_R_16BF
+             : s->dtype == c10::ScalarType::Float    ? LT_R_32F
+                                                     : -1;
+  if (type < 0) return refuse(PyExc_ValueError, "cuBLASLt takes no GEMM of this dtype here");
+  Lt* l = lt();
+  if (l == nullptr) return refuse(PyExc_RuntimeError, "cuBLASLt is not found");
+  auto* g = new Gemm();
+  g->handle = lt_handle(l, device);
+  g->input = input;
+  g->output = output;
+  g->input_address = input_address;
+  g->output_address = output_address;
+  g->weight = weight;
+  g->bias = bias;
+  g->workspace = reinterpret_cast<uintptr_t>(ws.data_ptr());
+  g->workspace_bytes = static_cast<size_t>(ws.nbytes());
+  int status = g->handle == nullptr ? -1 : plan_gemm(l, g, type, m, k, n, epilogue);
+  if (status != 0) {
+    drop(g);
+    PyErr_Format(PyExc_RuntimeError, "cuBLASLt has no algorithm for this GEMM (status %d)",
+                 status);
     return nullptr;
   }
-  if (!THPVariable_Check(input)) {
-    PyErr_SetString(PyExc_TypeError, "input must be a tensor");
-    return nullptr;
+  g->bias_set = 0;  // the call sets the parameter's address
+  auto* step = new Launch();
+  step->cluster = 1;
+  step->gemm = g;
+  Py_INCREF(keep);
+  step->keep = keep;
+  return place(s, device, m, step, extend);
+}
+
+// One GEMM step on `stream`: its bias address set where it changed, then cuBLASLt's matmul.
+int run_gemm(Lt* l, Gemm* g, CUstream stream, uint64_t xp, uint64_t yp,
+             const uint64_t* addresses) {
+  if (g->bias >= 0 && addresses[g->bias] != g->bias_set) {
+    void* bias = reinterpret_cast<void*>(static_cast<uintptr_t>(addresses[g->bias]));
+    int status = l->desc_set(g->desc, LT_DESC_BIAS_POINTER, &bias, sizeof(bias));
+    if (status != 0) return status;
+    g->bias_set = addresses[g->bias];
   }
-  const at::Tensor& h = THPVariable_Unpack(input);
-  if (!plain(h, s, device) || h.dim() != 2 || h.size(0) != m ||
-      h.size(1) * s->n != s->numels[weight]) {
-    PyErr_SetString(PyExc_ValueError, "the GEMM's input is not [m, k] of the lane's kind");
-    return nullptr;
-  }
-  delete lane->linear;
-  lane->linear = new Linear{h, weight, bias};
-  Py_RETURN_NONE;
+  auto ptr = [](uint64_t a) { return reinterpret_cast<void*>(static_cast<uintptr_t>(a)); };
+  void* in = ptr(g->input == X ? xp : g->input_address);
+  void* out = ptr(g->output == Y ? yp : g->output_address);
+  float alpha = 1.0f, beta = 0.0f;
+  return l->matmul(g->handle, g->desc, &alpha, ptr(addresses[g->weight]), g->a, in, g->b, &beta,
+                   out, g->d, out, g->d, &g->algo, ptr(g->workspace), g->workspace_bytes, stream);
 }
 
 // remove(state, device, m): forget the lane of (device, m), if any (a lane whose kernels could
@@ -450,7 +672,7 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
                                           .native_handle());
   Driver* d = driver();
   if (d == nullptr) Py_RETURN_NONE;
-  if (s->capture || lane->launches.size() > 1 || lane->linear != nullptr) {
+  if (s->capture || lane->launches.size() > 1 || lane->launches.front()->gemm != nullptr) {
     CUstreamCaptureStatus status;
     if (d->capturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE) {
       Py_RETURN_NONE;
@@ -475,17 +697,17 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
   }
   if ((xp | yp) & 15) Py_RETURN_NONE;
   for (Launch* k : lane->launches) {
+    if (k->gemm != nullptr) {
+      int status = run_gemm(lt(), k->gemm, stream, xp, yp, addresses);
+      if (status != 0) {
+        PyErr_Format(PyExc_RuntimeError, "mlpgen native lane: cuBLASLt GEMM failed: status %d",
+                     status);
+        return nullptr;
+      }
+      continue;
+    }
     CUresult code = launch(d, k, stream, xp, yp, addresses);
     if (code != CUDA_SUCCESS) return launch_error(d, code);
-  }
-  if (const Linear* g = lane->linear) {  // on the current stream, as the kernels
-    at::Tensor target = oo != Py_None ? THPVariable_Unpack(oo) : y;
-    const at::Tensor& w = THPVariable_Unpack(items[g->weight]).view({s->n, g->input.size(1)});
-    if (g->bias >= 0) {
-      at::addmm_out(target, THPVariable_Unpack(items[g->bias]), g->input, w.t());
-    } else {
-      at::mm_out(target, g->input, w.t());
-    }
   }
   if (oo != Py_None) {
     Py_INCREF(oo);
@@ -504,17 +726,16 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 // lanes(state) -> [(device, m, threads a block, CTAs a cluster, steps), ...]: what is
-// registered (of each lane's first kernel, and how many steps it runs: kernels and its GEMM;
-// for tests and mlpgen bench's note)
+// registered (of each lane's first step, 0 threads for a GEMM, and how many steps it runs; for
+// tests and mlpgen bench's note)
 PyObject* lanes(PyObject*, PyObject* capsule) {
   State* s = state_of(capsule);
   if (s == nullptr) return nullptr;
   PyObject* list = PyList_New(0);
   for (Lane* l : s->lanes) {
     const Launch* k = l->launches.front();
-    auto steps = static_cast<Py_ssize_t>(l->launches.size() + (l->linear != nullptr ? 1 : 0));
     PyObject* item = Py_BuildValue("(iLIIn)", l->device, static_cast<long long>(l->m), k->block,
-                                   k->cluster, steps);
+                                   k->cluster, static_cast<Py_ssize_t>(l->launches.size()));
     PyList_Append(list, item);
     Py_DECREF(item);
   }
@@ -525,7 +746,7 @@ PyMethodDef methods[] = {
     {"state", new_state, METH_VARARGS, "state(like, k0, n, numels, capture) -> capsule"},
     {"add", add, METH_VARARGS, "add a lane for (device, m)"},
     {"extend", extend, METH_VARARGS, "one more kernel for the lane of (device, m)"},
-    {"linear", linear, METH_VARARGS, "end the lane of (device, m) in a GEMM by ATen"},
+    {"gemm", gemm, METH_VARARGS, "a cuBLASLt GEMM step for the lane of (device, m)"},
     {"remove", remove, METH_VARARGS, "forget the lane of (device, m)"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
      "call(state, x, params, out) -> y, or None where the Python lane takes the call"},

@@ -386,12 +386,12 @@ class NativeLaneCase:
     a test folder; fresh fp16 inputs, the fp32 reference, and a count of the native lane's calls
     (each: whether it took the call)."""
 
-    def __init__(self, load_generated, config, native_cache, monkeypatch):
+    def __init__(self, load_generated, config, native_cache, monkeypatch, act="gelu"):
         from mlpgen.emit import entry
         from mlpgen.tune import gpu_key
 
         monkeypatch.setenv("MLPGEN_CACHE", native_cache)
-        self.spec = MLPSpec(HEADLINE, act="gelu")
+        self.spec = MLPSpec(HEADLINE, act=act)
         self.mod, _ = load_generated(self.spec, gpu_key=gpu_key(0), table={64: entry(config)})
         self.fused = self.mod.FusedMLP().cuda()
         self.w = [lin.weight.detach() for lin in self.fused.linears]
@@ -419,18 +419,24 @@ class NativeLaneCase:
 @pytest.mark.skipif(
     not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
 )
-@pytest.mark.parametrize("strategy, pdl", [("chain", False), ("chain", True), ("layered", False)])
+@pytest.mark.parametrize(
+    "strategy, pdl", [("chain", False), ("chain", True), ("layered", False), ("epilogue", False)]
+)
 def test_layer_calls_take_the_native_lane(load_generated, strategy, pdl, native_cache, monkeypatch):
-    """chain's two layers, or layered's first layer and its last layer's cuBLAS GEMM (by ATen),
-    run by one native-lane call: right on fresh inputs each call (a batch that is no multiple of
-    the block), back to back without a sync (the hidden buffer is the lane's, reused by the next
+    """chain's two layers, layered's first layer and its last layer's cuBLASLt GEMM, or the
+    epilogue strategy's two cuBLASLt GEMMs (tanh GELU in the first's epilogue), run by one
+    native-lane call: right on fresh inputs each call (a batch that is no multiple of the
+    block), back to back without a sync (the hidden buffer is the lane's, reused by the next
     call), into out=, from a lane made before the workspace grew; under CUDA-graph capture it
     declines and the captured calls replay right. pdl: chain's first layer launched with PDL
     (the second always is on sm_90)."""
     from mlpgen.spec import KernelConfig
 
-    config = KernelConfig(**LANE_CONFIGS[strategy][0], pdl=pdl)
-    case = NativeLaneCase(load_generated, config, native_cache, monkeypatch)
+    epilogue = strategy == "epilogue"
+    base = {"strategy": "epilogue"} if epilogue else LANE_CONFIGS[strategy][0]
+    config = KernelConfig(**base, pdl=pdl)
+    act = "gelu_tanh" if epilogue else "gelu"  # an activation cuBLASLt's epilogue computes
+    case = NativeLaneCase(load_generated, config, native_cache, monkeypatch, act)
     mod, fused, fresh, close, taken = case.mod, case.fused, case.fresh, case.close, case.taken
     m = 37
 
@@ -438,7 +444,8 @@ def test_layer_calls_take_the_native_lane(load_generated, strategy, pdl, native_
         fused(fresh(m, 256))  # plans, compiles the layers' kernels, opens the lanes
         native = mod._native_module()
         assert native is not None
-        assert native.lanes(mod._native_state) == [(0, m, 32 * config.num_warps, 1, 2)]
+        threads = 0 if epilogue else 32 * config.num_warps  # of the first step: 0 for a GEMM
+        assert native.lanes(mod._native_state) == [(0, m, threads, 1, 2)]
         case.count()
         xs = [fresh(m, 256) for _ in range(6)]
         ys = [call(x) for call, x in zip((fused, lambda x: mod.mlp(x, case.w, case.b)) * 3, xs)]

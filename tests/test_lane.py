@@ -403,7 +403,8 @@ def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
 
 
 class FakeNative:
-    """Stands in for the built native lane: records what chain's lane registers."""
+    """Stands in for the built native lane: records what a lane registers (refuse: the second
+    step of a lane, extend's or gemm's, is refused)."""
 
     def __init__(self, refuse=False):
         self.registered, self.refuse = [], refuse
@@ -422,8 +423,10 @@ class FakeNative:
     def remove(self, *args):
         self.registered.append(("remove", *args))
 
-    def linear(self, *args):
-        self.registered.append(("linear", *args))
+    def gemm(self, state, extend, *args):
+        self.registered.append(("gemm", state, extend, *args))
+        if self.refuse and extend:
+            raise RuntimeError("refused")
 
     def call(self, *args):
         return None
@@ -489,9 +492,10 @@ def test_a_chain_lane_gives_the_native_lane_every_layer(
 
 def test_a_layered_lane_ends_in_the_last_layers_gemm(load_generated, monkeypatch, launchers):
     """layered's lane in the native lane: its hidden layer's kernel (x in, the hidden buffer
-    out) and then the last layer's GEMM by ATen on that buffer with the last layer's weight and
-    bias (parameters 2 and 3); the buffer is the device's persist workspace. A spec with an
-    output activation keeps the Python lane (the lane's GEMM has none after it)."""
+    out) and then the last layer's cuBLASLt GEMM on that buffer into y, with the last layer's
+    weight and bias (parameters 2 and 3) and the bias epilogue; the buffer is the device's
+    persist workspace. A spec with an output activation keeps the Python lane (the lane's GEMM
+    has none after it)."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
 
@@ -520,11 +524,51 @@ def test_a_layered_lane_ends_in_the_last_layers_gemm(load_generated, monkeypatch
             continue
         hidden = mod._workspace(x, M)[0][0]
         (kind0, *first), (kind1, *gemm) = native.registered
-        assert (kind0, kind1) == ("add", "linear")
+        assert (kind0, kind1) == ("add", "gemm")
         assert first[:13] == [
             "STATE", None, M, 10, *plan.steps[0][1], 4, 512, 1, True, True,
             [-2, -1, 0, 1, -1], [0, hidden.data_ptr(), 0, 0, M],
         ]  # fmt: skip
-        assert gemm[:3] == ["STATE", None, M] and gemm[4:] == [2, 3]
-        assert gemm[3].data_ptr() == hidden.data_ptr() and gemm[3].shape == (M, 33)
+        assert gemm[:13] == [
+            "STATE", True, None, M, 33, 7, -1, hidden.data_ptr(), -3, 0, 2, 3, mod._LT_BIAS,
+        ]  # fmt: skip
+        workspace, (kept, ws) = gemm[13], gemm[14]
+        assert ws is workspace and workspace.numel() == mod._LT_WORKSPACE_BYTES
+        assert kept[0].data_ptr() == hidden.data_ptr() and first[13] is kept
+        assert mod._native_call == native.call
+
+
+def test_an_epilogue_lane_is_a_gemm_a_layer(load_generated, monkeypatch):
+    """The epilogue strategy in the native lane: one cuBLASLt GEMM a layer, x -> hidden with the
+    hidden layer's bias and activation in the epilogue (tanh GELU: GELU_BIAS), hidden -> y with
+    the bias; the hidden buffer is the persist workspace's. Where the native lane refuses a
+    step, the lane goes (it would compute part of the MLP)."""
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+
+    spec = MLPSpec((20, 33, 7), act="gelu_tanh", dtype="fp32")
+    cell = entry(KernelConfig("epilogue"))
+    for refuse in (False, True):
+        mod, _ = load_generated(spec, gpu_key="some|sm90|132", table={M: cell})
+        monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])
+        monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
+        native = FakeNative(refuse)
+        monkeypatch.setattr(mod, "_native_module", lambda native=native: native)
+        x = torch.randn(M, 20)
+        plan = mod._Plan(cell, M, x)
+        mod._open_lane(plan, x)
+        assert plan.lane.call is not None and plan.steps is None
+        hidden = mod._workspace(x, M)[0][0]
+        if refuse:
+            assert [r[0] for r in native.registered] == ["gemm", "gemm", "remove"]
+            assert mod._native_call is None
+            continue
+        (kind0, *first), (kind1, *second) = native.registered
+        assert (kind0, kind1) == ("gemm", "gemm")
+        assert first[:13] == [
+            "STATE", False, None, M, 20, 33, -2, 0, -1, hidden.data_ptr(), 0, 1, 36,
+        ]  # fmt: skip
+        assert second[:13] == [
+            "STATE", True, None, M, 33, 7, -1, hidden.data_ptr(), -3, 0, 2, 3, mod._LT_BIAS,
+        ]  # fmt: skip
         assert mod._native_call == native.call

@@ -45,23 +45,32 @@ def test_builds_once_and_keeps_lanes(module, native_cache, load_generated, tmp_p
     assert native.lanes(state)[1] == (0, 7, 128, 1, 2)  # the first kernel's shape, two kernels
     native.add(state, 0, 7, 0, 1, 1, 4, 0, 1, False, False, *args)  # a new lane: one again
     assert native.lanes(state)[1] == (0, 7, 128, 1, 1)
-    # layered: a lane may end in a GEMM by ATen on a buffer the lane keeps (a CUDA tensor: its
-    # success is a GPU fact); everything it checks refused here, the lane left as it was
-    with pytest.raises(KeyError, match="no lane to end"):
-        native.linear(state, 0, 11, torch.empty(11, 12), 2, 3)
+    # layered, epilogue: cuBLASLt GEMM steps (their success is a GPU fact: cuBLASLt, a CUDA
+    # workspace); everything a step's registration checks refused here, the lane as it was
+    ws = torch.empty(64, dtype=torch.uint8)
+
+    def gemm(extend=True, m=7, k=12, n=5, source=-1, sink=-3, weight=2, bias=3, epilogue=4, w=ws):
+        native.gemm(state, extend, 0, m, k, n, source, 4096, sink, 0, weight, bias, epilogue, w, ())
+
+    with pytest.raises(KeyError, match="no lane to extend"):
+        gemm(m=11)
     for weight, bias in ((4, 3), (2, -2), (-1, 3)):
         with pytest.raises(ValueError, match="names no parameter"):
-            native.linear(state, 0, 7, torch.empty(7, 12), weight, bias)
-    with pytest.raises(ValueError, match=r"not \[m, k\]"):
-        native.linear(state, 0, 7, torch.empty(7, 12), 2, 3)  # on the CPU
-    with pytest.raises(TypeError, match="must be a tensor"):
-        native.linear(state, 0, 7, "h", 2, -1)
+            gemm(weight=weight, bias=bias)
+    for k, bias in ((8, 3), (12, 2)):  # w1 is 5 x 12, b1 has 5
+        with pytest.raises(ValueError, match=r"not \[n, k\] and \[n\]"):
+            gemm(k=k, bias=bias)
+    for source, sink in ((-3, -3), (0, -3), (-1, -2)):
+        with pytest.raises(ValueError, match="reads x or a buffer and writes y or a buffer"):
+            gemm(source=source, sink=sink)
+    for epilogue, bias in ((3, 3), (4, -1), (1, 3), (36, -1)):  # 3 is none; BIAS needs a bias
+        with pytest.raises(ValueError, match="epilogue of cuBLASLt's"):
+            gemm(epilogue=epilogue, bias=bias)
+    with pytest.raises(TypeError, match="workspace must be a tensor"):
+        gemm(w="w")
+    with pytest.raises(ValueError, match="not a CUDA tensor"):
+        gemm()  # a CPU workspace
     assert native.lanes(state)[1] == (0, 7, 128, 1, 1)
-    with pytest.raises(KeyError, match="no lane to extend"):
-        native.extend(state, 0, 11, 0, 4, 1, 2, 0, 1, False, True, *layer)
-    with pytest.raises(ValueError, match="names no argument"):
-        native.extend(state, 0, 7, 0, 4, 1, 2, 0, 1, False, True, [-1, -3, 4], [0, 0, 0], [])
-    assert native.lanes(state)[1] == (0, 7, 128, 1, 1)  # a refused kernel is not added
     native.remove(state, 0, 7)
     native.remove(state, 0, 11)  # none: nothing to do
     assert [lane[1] for lane in native.lanes(state)] == [3, 9]
