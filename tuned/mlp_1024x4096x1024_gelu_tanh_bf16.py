@@ -47,8 +47,8 @@ BIAS = True
 TUNED = {
     "NVIDIA H200|sm90|132": {
         1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 57.554, "eager_us": 12.877, "host_us": 12.34, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 11.557},
-        64: {"block_k": 128, "block_m": 64, "block_n": 16, "chunk": 64, "eager_host_us": 51.104, "eager_us": 14.336, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "epilogue", "graph_us": 12.766, "host_us": 16.002, "kernel": "_k_chain_m64_n16_k128", "num_stages": 3, "num_warps": 4, "strategy": "chain", "us": 15.457},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 46.995, "eager_us": 37.042, "host_us": 36.227, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 31.498},
+        64: {"block_k": 128, "block_m": 64, "block_n": 16, "chunk": 64, "eager_host_us": 71.306, "eager_us": 14.4, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "epilogue", "graph_us": 12.785, "host_us": 15.918, "kernel": "_k_chain_m64_n16_k128", "num_stages": 3, "num_warps": 4, "strategy": "chain", "us": 15.42},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 62.527, "eager_us": 36.054, "host_us": 34.568, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 32.333},
         16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 499.704, "eager_us": 499.148, "host_us": 440.495, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 440.186},
         262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 8105.19, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 7214.602},
     },
@@ -62,7 +62,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1024], "compile_seconds": 23.6, "cuda": "13.0", "date": "2026-12-02T02:13:52", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 16, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 60.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 12.3, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [64, 1024], "compile_seconds": 20.1, "cuda": "13.0", "date": "2026-12-02T02:36:26", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 32, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 80.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 16.4, "workers": 1},
 }
 
 
