@@ -456,7 +456,7 @@ int plan_gemm(Lt* l, Gemm* g, int type, int64_t m, int64_t k, int64_t n, unsigne
 
 // gemm(state, extend, device, m, k, n, input, input_address, output, output_address, weight,
 //      bias, epilogue, workspace, keep): a cuBLASLt GEMM step (Gemm) for the lane of (device, m),
-//      placed as add (extend False) or extend (True) place a kernel: y[m, n] = epilogue(x[m, k]
+//      placed as add (extend False) or extend (True) places a kernel: y[m, n] = epilogue(x[m, k]
 //      @ params[weight]^T + params[bias]) with x the call's input (input -2) or the buffer at
 //      input_address (-1), y the call's output (output -3) or the buffer at output_address (-1);
 //      bias -1: none (the epilogue then adds none); epilogue a cublasLtEpilogue_t value;
