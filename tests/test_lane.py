@@ -432,6 +432,20 @@ class FakeNative:
         return None
 
 
+def fake_layer_kernels(mod, plan, launchers, monkeypatch):
+    """Stand-ins for the plan's layer kernels compiled for aligned tensors, where _run_layered
+    leaves them in _COMPILED (no PDL on the CPU): function handles 10, 11, ..., 4 warps, 512
+    bytes of shared memory, a layer kernel's signature, triton 3.6's launcher."""
+    signature = {"x": "*fp32", "y": "*fp32", "w": "*fp32", "b": "*fp32", "m": "i32"}
+    for i, (kernel, _, _) in enumerate(plan.steps):
+        compiled = types.SimpleNamespace(
+            run=launchers["3.6"](None), function=10 + i, packed_metadata=(4, 1, 512),
+            src=types.SimpleNamespace(signature=signature),
+        )  # fmt: skip
+        key = (kernel, plan.device, plan.num_warps, plan.num_stages, False)
+        monkeypatch.setitem(mod._COMPILED, key + (True,) * mod._LAYER_TENSORS, compiled)
+
+
 @pytest.mark.parametrize("refuse", [False, True])
 def test_a_chain_lane_gives_the_native_lane_every_layer(
     load_generated, monkeypatch, launchers, refuse
@@ -453,17 +467,7 @@ def test_a_chain_lane_gives_the_native_lane_every_layer(
     monkeypatch.setattr(mod, "_native_module", lambda: native)
     x = torch.randn(M, 20)
     plan = mod._Plan(cell, M, x)
-    signature = {"x": "*fp32", "y": "*fp32", "w": "*fp32", "b": "*fp32", "m": "i32"}
-
-    class Compiled:
-        def __init__(self, function):
-            self.run = launchers["3.6"](None)
-            self.function, self.packed_metadata = function, (4, 1, 512)
-            self.src = type("Src", (), {"signature": signature})()
-
-    for i, (kernel, _, _) in enumerate(plan.steps):
-        key = (kernel, plan.device, plan.num_warps, plan.num_stages, False)  # no PDL on the CPU
-        monkeypatch.setitem(mod._COMPILED, key + (True,) * mod._LAYER_TENSORS, Compiled(10 + i))
+    fake_layer_kernels(mod, plan, launchers, monkeypatch)
     mod._open_lane(plan, x)
     assert plan.lane.call is not None  # the plan lane, for the calls the native lane declines
     hidden = mod._workspace(x, M)[0][0]
@@ -510,13 +514,7 @@ def test_a_layered_lane_ends_in_the_last_layers_gemm(load_generated, monkeypatch
         x = torch.randn(M, 20)
         plan = mod._Plan(cell, M, x)
         assert len(plan.steps) == 1  # the hidden layer's kernel; the last layer is cuBLAS's
-        signature = {"x": "*fp32", "y": "*fp32", "w": "*fp32", "b": "*fp32", "m": "i32"}
-        compiled = types.SimpleNamespace(
-            run=launchers["3.6"](None), function=10, packed_metadata=(4, 1, 512),
-            src=types.SimpleNamespace(signature=signature),
-        )  # fmt: skip
-        key = (plan.steps[0][0], plan.device, plan.num_warps, plan.num_stages, False)
-        monkeypatch.setitem(mod._COMPILED, key + (True,) * mod._LAYER_TENSORS, compiled)
+        fake_layer_kernels(mod, plan, launchers, monkeypatch)
         mod._open_lane(plan, x)
         assert plan.lane.call is not None  # the plan lane, for the calls the native lane declines
         if not given:
