@@ -21,31 +21,16 @@ from pathlib import Path
 
 import torch
 import triton
+from headline_cells import MODULE, ROWS, cells, serve
 
 from mlpgen.bench import build_fused, verdict
-from mlpgen.emit import GRAPH, read_module
+from mlpgen.emit import read_module
 from mlpgen.selfcheck import load_module
 from mlpgen.verify import random_problem, reference
 
-MODULE = Path("tuned/mlp_256x512x256_gelu_fp16.py")
-ROWS = 1024
 ROUNDS = 5
 LOOPS = 15
 LONG = 1500
-
-
-def cells(mod) -> dict[str, dict]:
-    """The shipped call cell at ROWS and its graph cell as a call cell, by strategy."""
-    cell = mod.TUNED[mod.gpu_key(torch.device("cuda"))][ROWS]
-    call = {k: v for k, v in cell.items() if not k.startswith(GRAPH)}
-    graph = {k[len(GRAPH):]: v for k, v in cell.items() if k.startswith(GRAPH)}
-    return {call["strategy"]: call, graph["strategy"]: graph}
-
-
-def serve(mod, cell: dict) -> None:
-    """Every later call runs `cell` (as the tuner's hot_path does)."""
-    mod.TUNED = {"default": {1: cell}}
-    mod._forget_dispatch()
 
 
 def loops(fn, n: int) -> list[float]:

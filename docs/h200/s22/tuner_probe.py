@@ -19,23 +19,15 @@ from pathlib import Path
 
 import torch
 import triton
+from headline_cells import MODULE, ROWS, cells
 
 from mlpgen.bench import native_rows
-from mlpgen.emit import GRAPH, read_module
+from mlpgen.emit import read_module
 from mlpgen.measure import candidate_module, device_problem, host_us, hot_path, measure_candidate
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig
 
-MODULE = Path("tuned/mlp_256x512x256_gelu_fp16.py")
-ROWS = 1024
 ROUNDS = 3
-
-
-def cells(mod) -> dict[str, dict]:
-    cell = mod.TUNED[mod.gpu_key(torch.device("cuda"))][ROWS]
-    call = {k: v for k, v in cell.items() if not k.startswith(GRAPH)}
-    graph = {k[len(GRAPH):]: v for k, v in cell.items() if k.startswith(GRAPH)}
-    return {call["strategy"]: call, graph["strategy"]: graph}
 
 
 def main(out: Path) -> None:
@@ -64,13 +56,15 @@ def main(out: Path) -> None:
                 r.setdefault("shipped host", []).append(host_us(call, sync))
                 r.setdefault("shipped native", []).append(ROWS in native_rows(shipped))
     cols = [c for c in next(iter(rows.values())) if "native" not in c]
-    lines = [f"{'cell':10}" + "".join(f"{c:>16}" for c in cols) + "  native lane (candidate, shipped)"]
+    head = "".join(f"{c:>16}" for c in cols)
+    lines = [f"{'cell':10}{head}  native lane (candidate, shipped)"]
     for name, r in rows.items():
         lane = f"{all(r['native'])}, {all(r['shipped native'])}"
         lines.append(
             f"{name:10}" + "".join(f"{statistics.median(r[c]):16.2f}" for c in cols) + f"  {lane}"
         )
-        lines.append(f"{'':10}" + "".join(f"{' '.join(f'{v:.2f}' for v in r[c]):>16}" for c in cols))
+        each = "".join(f"{' '.join(f'{v:.2f}' for v in r[c]):>16}" for c in cols)
+        lines.append(f"{'':10}{each}")
     kernels = ", ".join(f"{n}: {c['kernel']}" for n, c in table.items())
     lines.append(
         f"µs per call at {ROWS} rows ({kernels}), medians of {ROUNDS} rounds (each round's "
