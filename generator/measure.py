@@ -42,6 +42,15 @@ WARMUP_MS, REP_MS = 10, 40  # do_bench budget per candidate
 # a floor (the same launch path for every kernel config): the least loop is the reproducible
 # part, where a median of 5 still moved by ~10% between two runs of one candidate on the H200
 HOST_CALLS, HOST_LOOPS = 50, 15
+# strategies whose calls launch several kernels in turn (chain's layers; layered's, its last
+# layer a cuBLASLt GEMM). Fed by the host rather than replayed in a graph, their calls can take
+# the GPU longer than gpu_us measures, and a short loop (host_us) need not show it: at the
+# headline's 1024 rows chain's calls took 10.2-16.4 us each over 1500 host-fed calls against
+# 6.41 in a graph, its least loop of 50 9.95-15.04 (H200, BENCHMARKS.md "Twenty-second
+# session"). They are also timed over a loop of STREAM_CALLS host-fed calls (stream_us), about
+# as long as mlpgen bench's loops (~14 ms) at these calls' ~10 us.
+SEVERAL_KERNELS = ("layered", "chain")
+STREAM_CALLS = 1500
 POISON_ROWS = 16  # NaN rows past M that a kernel must leave untouched
 ODD_OFFSET = 13  # bucket + 13 is not a multiple of any block_m >= 16
 
@@ -53,13 +62,16 @@ class Measurement:
     """The verdict on one candidate at one bucket, and its times (µs) when it was verified.
 
     `score` is what the tuner minimises: the time per call that a caller issuing calls back to
-    back waits, i.e. the larger of the GPU time and (for small buckets) the host time."""
+    back waits, i.e. the largest of the GPU time, (for small buckets) the host time and, where
+    it was measured, the GPU time of a long loop of host-fed calls."""
 
     verdict: str
     reason: str = ""
     us: float | None = None  # median GPU time, triton.testing.do_bench
     host_us: float | None = None  # per-call host time (least loop), small buckets only
     err: float | None = None  # worst relative error seen while verifying
+    # GPU time per call over STREAM_CALLS host-fed calls: SEVERAL_KERNELS, small buckets only
+    stream_us: float | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -75,7 +87,7 @@ class Measurement:
     def score(self) -> float | None:
         if not self.ok:
             return None
-        return self.us if self.host_us is None else max(self.us, self.host_us)
+        return max(t for t in (self.us, self.host_us, self.stream_us) if t is not None)
 
     def times(self, prefix: str = "") -> dict:
         """The measured times as TUNED-cell fields: us, and host_us where it was measured."""
@@ -89,7 +101,8 @@ class Measurement:
 
     @classmethod
     def from_dict(cls, d: dict) -> Measurement:
-        return cls(**{k: d[k] for k in ("verdict", "reason", "us", "host_us", "err") if k in d})
+        names = ("verdict", "reason", "us", "host_us", "err", "stream_us")
+        return cls(**{k: d[k] for k in names if k in d})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,6 +222,20 @@ def gpu_us(fn) -> float:
     return ms * 1e3 / GRAPH_CALLS
 
 
+def stream_us(fn, calls: int = STREAM_CALLS) -> float:
+    """GPU time per call over `calls` back-to-back calls fed by the host (no graph): CUDA
+    events recorded before the first and after the last."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn()
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) * 1e3 / calls
+
+
 def host_us(fn, sync, calls: int = HOST_CALLS, loops: int = HOST_LOOPS) -> float:
     """Per-call time of back-to-back calls: N calls, one synchronize, the least loop."""
     fn()
@@ -270,7 +297,9 @@ def measure_candidate(
                 return Measurement("ok", us=t, host_us=hus, err=max(worst, err))
             us = gpu_us(call)
             hus = host_us(call, sync) if bucket <= HOST_BUCKET_MAX else None
-        return Measurement("ok", us=us, host_us=hus, err=max(worst, err))
+            several = hus is not None and config.strategy in SEVERAL_KERNELS
+            sus = stream_us(call) if several else None
+        return Measurement("ok", us=us, host_us=hus, err=max(worst, err), stream_us=sus)
     except Exception as e:
         if cuda and not cuda_healthy():
             raise WorkerPoisoned(describe(e)) from e

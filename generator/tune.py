@@ -48,7 +48,7 @@ from optuna.trial import TrialState
 
 import mlpgen
 from mlpgen.emit import entry, graph_cell, read_module, with_graph_winner, write_module
-from mlpgen.measure import Measurement, WorkerStartError, describe
+from mlpgen.measure import SEVERAL_KERNELS, Measurement, WorkerStartError, describe
 from mlpgen.render import template_hash
 from mlpgen.space import (
     DEFAULT_BUCKETS,
@@ -612,11 +612,11 @@ def launch_path(config: KernelConfig) -> str:
     return "kernel lane" if config.strategy in KERNEL_LANE else config.strategy
 
 
-# strategies whose calls launch several kernels in turn: each config keeps its own host time.
-# Three chain configs on the native lane took 9.75, 13.49 and 13.80 us a call in one H200 tune
-# (run153, BENCHMARKS.md), no spread shown to be noise; pooled, the 13.49 one had won on the
-# 9.75 of another
-OWN_HOST_TIME = ("layered", "chain")
+# strategies whose calls launch several kernels in turn (measure.SEVERAL_KERNELS): each config
+# keeps its own host time. Three chain configs on the native lane took 9.75, 13.49 and 13.80 us
+# a call in one H200 tune (run153, BENCHMARKS.md), no spread shown to be noise; pooled, the
+# 13.49 one had won on the 9.75 of another
+OWN_HOST_TIME = SEVERAL_KERNELS
 
 
 def launch_floors(records: Sequence[tuple[KernelConfig, Measurement]]) -> dict[str, float]:
@@ -636,10 +636,11 @@ def launch_floors(records: Sequence[tuple[KernelConfig, Measurement]]) -> dict[s
 
 def pooled_score(config: KernelConfig, m: Measurement, floors: dict[str, float]) -> float:
     """m's score with its launch path's floor in place of its own host time (OWN_HOST_TIME's
-    strategies: their own)."""
+    strategies: their own, and their long loop's GPU time, m.stream_us)."""
     if m.host_us is None:
         return m.us
-    return max(m.us, floors.get(launch_path(config), m.host_us))
+    host = floors.get(launch_path(config), m.host_us)
+    return max(t for t in (m.us, host, m.stream_us) if t is not None)
 
 
 def pick_winner(records: Sequence[tuple[KernelConfig, Measurement]]):

@@ -537,6 +537,23 @@ def test_host_time_is_pooled_per_launch_path():
     assert pick_winner(records)[0] == s  # chain's 19 is within 10% of 18, but split's GPU wins
 
 
+def test_a_long_loops_gpu_time_counts_for_strategies_of_several_kernels():
+    """chain's 6.4 us in a graph and its least short loop (9.0, within the tie of persist's
+    8.5) won the headline's 1024 rows in run155 though its calls took 14 us in the bench's long
+    loops; with the long loop's GPU time measured (stream_us) persist wins, as the bench had it."""
+    persist = KernelConfig("persist", block_m=64, block_n=64, block_k=64, num_stages=3)
+    chain = KernelConfig("chain", block_m=64, block_n=32, block_k=64, num_stages=3)
+    fast = [
+        (persist, Measurement("ok", us=8.07, host_us=8.5)),
+        (chain, Measurement("ok", us=6.43, host_us=9.0)),
+    ]
+    assert pick_winner(fast)[0] == chain  # within TIE, the least GPU time
+    slow = [fast[0], (chain, Measurement("ok", us=6.43, host_us=9.0, stream_us=14.2))]
+    floors = launch_floors(slow)
+    assert [pooled_score(c, m, floors) for c, m in slow] == [8.5, 14.2]
+    assert pick_winner(slow)[0] == persist
+
+
 def test_tune_writes_winners_provenance_and_trial_log_and_merges_gpus(tmp_path):
     path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
     summary = tune(path, job((1, 64, 4096)), [Recorder()], memory(), progress=quiet())
