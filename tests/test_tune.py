@@ -539,8 +539,9 @@ def test_host_time_is_pooled_per_launch_path():
 
 def test_a_long_loops_gpu_time_counts_for_strategies_of_several_kernels():
     """chain's 6.4 us in a graph and its least short loop (9.0, within the tie of persist's
-    8.5) won the headline's 1024 rows in run155 though its calls took 14 us in the bench's long
-    loops; with the long loop's GPU time measured (stream_us) persist wins, as the bench had it."""
+    8.5) won the headline's 1024 rows in run155, though the bench's long loops of its calls took
+    14 us each; a long loop's GPU time of 14.2 (stream_us) counts in its score, and persist
+    wins."""
     persist = KernelConfig("persist", block_m=64, block_n=64, block_k=64, num_stages=3)
     chain = KernelConfig("chain", block_m=64, block_n=32, block_k=64, num_stages=3)
     fast = [
