@@ -6,6 +6,7 @@ Imported by loop_probe.py, tuner_probe.py and lane_probe.py (run from the reposi
 from pathlib import Path
 
 import torch
+import triton
 
 from mlpgen.emit import GRAPH
 
@@ -25,3 +26,16 @@ def serve(mod, cell: dict) -> None:
     """Every later call of `mod` runs `cell` (as the tuner's measure.hot_path sets it)."""
     mod.TUNED = {"default": {1: cell}}
     mod._forget_dispatch()
+
+
+def publish(out: Path, filename: str, lines: list[str], table: dict, rounds: int, note="") -> None:
+    """The probe's table, its footer (the kernels, the rounds, GPU and versions) after it:
+    printed and written to out/filename."""
+    kernels = ", ".join(f"{n}: {c['kernel']}" for n, c in table.items())
+    lines = lines + [
+        f"µs per call at {ROWS} rows ({kernels}), medians of {rounds} rounds{note}; "
+        f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}"
+    ]
+    text = "\n".join(lines)
+    print(text)
+    (out / filename).write_text(text + "\n")

@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 import torch
-import triton
-from headline_cells import MODULE, ROWS, cells, serve
+from headline_cells import MODULE, ROWS, cells, publish, serve
 
 from mlpgen.bench import verdict
 from mlpgen.emit import read_module
@@ -83,14 +82,7 @@ def main(out: Path) -> None:
         least = statistics.median(r["least 50"] for r in rs)
         stream = statistics.median(r["stream"] for r in rs)
         lines.append(f"{f'{name} {setup} {when}':44} {lane:>6} {least:9.2f} {stream:8.2f}")
-    kernels = ", ".join(f"{n}: {c['kernel']}" for n, c in table.items())
-    lines.append(
-        f"µs per call at {ROWS} rows ({kernels}), medians of {ROUNDS} rounds; "
-        f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}"
-    )
-    text = "\n".join(lines)
-    print(text)
-    (out / "lane_probe.txt").write_text(text + "\n")
+    publish(out, "lane_probe.txt", lines, table, ROUNDS)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,7 @@ import time
 from pathlib import Path
 
 import torch
-import triton
-from headline_cells import MODULE, ROWS, cells, serve
+from headline_cells import MODULE, ROWS, cells, publish, serve
 
 from mlpgen.bench import build_fused, verdict
 from mlpgen.emit import read_module
@@ -93,14 +92,7 @@ def main(out: Path) -> None:
     lines = [f"{'cell, call':22}" + "".join(f"{c:>12}" for c in cols)]
     for name, r in rows.items():
         lines.append(f"{name:22}" + "".join(f"{statistics.median(r[c]):12.2f}" for c in cols))
-    kernels = ", ".join(f"{n}: {c['kernel']}" for n, c in table.items())
-    lines.append(
-        f"µs per call at {ROWS} rows ({kernels}), medians of {ROUNDS} rounds; "
-        f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}"
-    )
-    text = "\n".join(lines)
-    print(text)
-    (out / "loop_probe.txt").write_text(text + "\n")
+    publish(out, "loop_probe.txt", lines, table, ROUNDS)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-import triton
-from headline_cells import MODULE, ROWS, cells
+from headline_cells import MODULE, ROWS, cells, publish
 
 from mlpgen.bench import native_rows
 from mlpgen.emit import read_module
@@ -65,15 +64,7 @@ def main(out: Path) -> None:
         )
         each = "".join(f"{' '.join(f'{v:.2f}' for v in r[c]):>16}" for c in cols)
         lines.append(f"{'':10}{each}")
-    kernels = ", ".join(f"{n}: {c['kernel']}" for n, c in table.items())
-    lines.append(
-        f"µs per call at {ROWS} rows ({kernels}), medians of {ROUNDS} rounds (each round's "
-        f"below); {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-        f"triton {triton.__version__}"
-    )
-    text = "\n".join(lines)
-    print(text)
-    (out / "tuner_probe.txt").write_text(text + "\n")
+    publish(out, "tuner_probe.txt", lines, table, ROUNDS, note=" (each round's below)")
 
 
 if __name__ == "__main__":
