@@ -1,4 +1,5 @@
-"""What session 22's probes time: the shipped headline module's 1024-row cells, and serving one.
+"""What session 22's probes share: the shipped headline module's 1024-row cells, serving one,
+and writing a probe's table.
 
 Imported by loop_probe.py, tuner_probe.py and lane_probe.py (run from the repository root as
 `python3 docs/h200/s22/<probe>.py OUT`, which puts this folder on the import path)."""
