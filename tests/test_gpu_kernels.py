@@ -59,10 +59,13 @@ PERSIST = [
 )
 def test_persist_many_programs(load_generated, widths, act, dtype):
     """The grid barrier with up to one program per SM, launched again and again on one
-    workspace: every launch correct, counters back at zero after each."""
+    workspace: every launch correct; after each, the counter's low bits are zero again and its
+    top bit has flipped once per barrier (_grid_sync)."""
     spec = MLPSpec(widths, act=act, dtype=dtype)
     table = {i: entry(c) for i, c in enumerate(PERSIST, 1)}
     mod, _ = load_generated(spec, gpu_key="test", table=table)
+    flip = (spec.depth - 1) % 2 * -(2**31)  # what the barriers do to the top bit (int32)
+    last = None  # (the counter, its value after the previous launch)
     for m in (1, 37, 1000, 4099, 20000):
         x, weights, biases = random_problem(spec, m, device="cuda")
         ref = reference(spec, x, weights, biases)
@@ -71,8 +74,12 @@ def test_persist_many_programs(load_generated, widths, act, dtype):
                 out = torch.full((m, widths[-1]), math.nan, device="cuda", dtype=x.dtype)
                 mod._launch(x, weights, biases, cell, out=out)
                 assert rel_error(out, ref) <= TOLERANCE[dtype], (m, cell["kernel"])
-        [(_, _, sync)] = mod._WORKSPACES.values()
-        assert sync.tolist() == [0, 0]
+                [(_, _, sync)] = mod._WORKSPACES.values()
+                [count] = sync.tolist()
+                assert count & 0x7FFFFFFF == 0, (m, cell["kernel"], count)
+                if last is not None and last[0] is sync:  # not a workspace grown for this m
+                    assert count == last[1] ^ flip, (m, cell["kernel"], count)
+                last = (sync, count)
 
 
 def test_persist_wide_layers(load_generated):

@@ -239,8 +239,9 @@ def test_second_gpu_uses_its_device(make):
 def test_cuda_graph_capture_runs_the_graph_winner(load_generated, graph_config):
     """A bucket whose CUDA-graph winner differs from its winner for calls: warm-up outside the
     capture compiles both and gives the graph winner its own workspace; the capture records
-    the graph winner on it (no zeroing captured); replays are right and leave it zero, and
-    calls outside the graph still run the call winner on the shared workspace."""
+    the graph winner on it (no zeroing captured); replays are right and leave it fit for the
+    next (its counters' low bits zero), and calls outside the graph still run the call winner
+    on the shared workspace."""
     from mlpgen.emit import entry, with_graph_winner
     from mlpgen.spec import KernelConfig
     from mlpgen.tune import gpu_key
@@ -279,7 +280,8 @@ def test_cuda_graph_capture_runs_the_graph_winner(load_generated, graph_config):
             torch.cuda.synchronize()
             assert rel_error(static_y, reference(spec, x, w, b)) <= TOLERANCE["fp16"]
             assert rel_error(mod.mlp(x, w, b), reference(spec, x, w, b)) <= TOLERANCE["fp16"]
-            assert not graph_plan.ws[-1].any()  # the counters: left zero by every replay
+            # the counters: split's left zero by every replay, persist's low bits too
+            assert not (graph_plan.ws[-1] & 0x7FFFFFFF).any()
         assert mod._PLANS[(0, 64, False)].cfg["kernel"] == calls.kernel_name
 
 
