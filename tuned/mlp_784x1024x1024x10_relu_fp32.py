@@ -49,8 +49,8 @@ TUNED = {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 63.251, "eager_us": 15.197, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "epilogue", "graph_us": 12.479, "host_us": 16.154, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 15.69},
         64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 85.385, "eager_us": 75.218, "host_us": 17.344, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 16.783},
         1024: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 124.772, "eager_us": 119.93, "host_us": 36.244, "kernel": "_k_persist_m64_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 35.501},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 1354.558, "eager_us": 1345.96, "host_us": 309.045, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 301.656},
-        262144: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 21167.007, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 4807.069},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 1360.229, "eager_us": 1347.28, "host_us": 301.551, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 299.474},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 20688.077, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 4650.776},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist"},
@@ -62,7 +62,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 64, 1024], "compile_seconds": 17.1, "cuda": "13.0", "date": "2026-12-02T04:54:52", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 42, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 100.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 20.0, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [16384, 262144], "compile_seconds": 18.9, "cuda": "13.0", "date": "2026-12-02T05:43:22", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 32, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 120.0, "torch": "2.11.0+cu130", "trials": 16, "triton": "3.6.0", "tuning_seconds": 74.1, "workers": 1},
 }
 
 
