@@ -113,11 +113,13 @@ def dot_count(spec: MLPSpec, config: KernelConfig) -> int:
 
 @dataclass(frozen=True)
 class TiledLayer:
-    """One layer of the persist strategy: tiles of its [M, n] output, a loop over its k."""
+    """One layer of a tiled kernel (persist, layered, chain): block_m x block_n tiles of its
+    [M, n] output, a loop over its k."""
 
     index: int
     k: int
     n: int
+    block_n: int  # the tiles' columns (config.block_n; persist's last layer: last_block_n)
     n_tiles: int
     mask_k: bool  # k is not a multiple of block_k
     mask_n: bool  # n is not a multiple of block_n
@@ -131,14 +133,16 @@ def plan_tiles(spec: MLPSpec, config: KernelConfig) -> tuple[TiledLayer, ...]:
     out = []
     for layer in plan_layers(spec, config):
         i = layer.index
+        bn = config.last_block_n if layer.last and config.last_block_n else config.block_n
         out.append(
             TiledLayer(
                 index=i,
                 k=layer.k,
                 n=layer.n,
-                n_tiles=-(-layer.n // config.block_n),
+                block_n=bn,
+                n_tiles=-(-layer.n // bn),
                 mask_k=layer.k % config.block_k != 0,
-                mask_n=layer.n % config.block_n != 0,
+                mask_n=layer.n % bn != 0,
                 src="x_ptr" if i == 0 else f"h{i}_ptr",
                 dst="y_ptr" if layer.last else f"h{i + 1}_ptr",
                 act=layer.act,

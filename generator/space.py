@@ -50,7 +50,10 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         "block_n": (32, 64, 128, 256),
         "block_k": (64,),
         "num_warps": (4, 8),
-        "num_stages": (3,),
+        # on the H200 4 stages and a narrower last layer (64 x 32 tiles under 64 x 64 ones) each
+        # took the headline's 1024 rows from 6.97 to 6.71-6.73 us (BENCHMARKS.md, run171)
+        "num_stages": (3, 4),
+        "last_block_n": (0, 16, 32, 64),  # 0: block_n; only narrower ones (persist_reason)
     },
     "stream": {
         "block_m": (16, 32, 64, 128),
@@ -138,6 +141,10 @@ CLUSTER_MAX_BUCKET = 256
 # Hopper's thread-block clusters: at most 8 CTAs portably, 16 where the launch allows it
 # (triton's launch does for 16), in powers of two here (the slots are summed over an arange)
 CLUSTER_SIZES = (2, 4, 8, 16)
+# persist's narrower last layer fills the SMs the last layer's block_n tiles leave idle, which
+# large batches do not have: on the H200 64 x 32 last tiles under 64 x 64 won at 1024 rows and
+# lost at 4096 (17.98 against 14.52 us, BENCHMARKS.md, run171), so larger buckets skip them
+PERSIST_LAST_MAX_BUCKET = 1024
 # layered launches one kernel per layer (the host cost of eager's GEMMs) and pays off by saving
 # memory traffic, which small batches do not have: smaller buckets do not time it
 LAYERED_MIN_BUCKET = 1024
@@ -228,6 +235,14 @@ def persist_reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str 
     widest = max(MIN_DOT, next_pow2(max(spec.widths[1:])))
     if config.block_n > max(32, widest):
         return f"block_n {config.block_n} over the widest layer: same kernel as a narrower one"
+    if config.last_block_n:
+        # a narrower last layer only (the case measured); on one layer or past the last width,
+        # last_block_n renders what a plain block_n does
+        last = max(MIN_DOT, next_pow2(spec.widths[-1]))
+        if config.last_block_n > config.block_n:
+            return f"last_block_n {config.last_block_n} over block_n {config.block_n}: not searched"
+        if spec.depth == 1 or config.last_block_n > last:
+            return f"last_block_n {config.last_block_n}: same kernel as a plain block_n"
     return None
 
 
@@ -371,6 +386,8 @@ def dominated_reason(spec: MLPSpec, config: KernelConfig, bucket: int) -> str | 
         rows = max(MIN_DOT, rows)
     if config.strategy in ROW_TILED and config.block_m > rows:
         return f"block_m {config.block_m} over the bucket's {rows} rows"
+    if config.strategy == "persist" and config.last_block_n and bucket > PERSIST_LAST_MAX_BUCKET:
+        return f"last_block_n in a bucket over {PERSIST_LAST_MAX_BUCKET} rows: tiles for every SM"
     if config.strategy == "layered" and bucket < LAYERED_MIN_BUCKET:
         return f"layered in a bucket under {LAYERED_MIN_BUCKET} rows: one launch per layer"
     if config.strategy == "chain" and not CHAIN_BUCKETS[0] <= bucket <= CHAIN_BUCKETS[1]:
@@ -396,13 +413,15 @@ def dominated_reason(spec: MLPSpec, config: KernelConfig, bucket: int) -> str | 
 
 
 def configs_of(strategy: str) -> list[KernelConfig]:
-    """Every point of one strategy's domain, in table order."""
+    """Every point of one strategy's domain, in table order (points that make one config, such
+    as persist's last_block_n equal to its block_n and 0, once)."""
     domain = DOMAINS[strategy]
     names = list(domain)
-    return [
+    points = (
         KernelConfig(strategy=strategy, **dict(zip(names, values)))
         for values in itertools.product(*(domain[n] for n in names))
-    ]
+    )
+    return list(dict.fromkeys(points))
 
 
 @dataclass(frozen=True)
@@ -460,6 +479,7 @@ def reason_kind(reason: str) -> str:
         ("tl.dot", "dot shape"),
         ("a cluster takes", "cluster size"),
         ("clusters need", "no clusters"),
+        ("not searched", "not searched"),
     ):
         if word in reason:
             return kind

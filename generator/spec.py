@@ -151,6 +151,11 @@ class KernelConfig:
     num_stages: int = 1
     block_n: int = 32
     block_k: int = 64
+    # persist only: the last layer's tiles are block_m x last_block_n (0: block_n, as the hidden
+    # layers'). A last layer narrower than the hidden ones has fewer tiles than programs: on the
+    # H200 the headline's 512 -> 256 layer ran alone in 4.04 us with 64 x 64 tiles (64 of them
+    # for 128 programs) against its first layer's 3.61 (BENCHMARKS.md, twenty-fourth session)
+    last_block_n: int = 0
     # launch-only, not searched by the space: the call's first kernel launched with programmatic
     # dependent launch (sm_90), so that the next call's launch overlaps this one's run; the tuner
     # tries it on each bucket's fastest configs (tune.pdl_pass). Cells leave it out when False.
@@ -163,6 +168,15 @@ class KernelConfig:
             v = getattr(self, name)
             if v < 1 or v & (v - 1):
                 raise SpecError(f"{name} must be a power of two, got {v}")
+        if self.last_block_n:
+            if self.strategy != "persist":
+                raise SpecError(f"last_block_n is persist's, not {self.strategy}'s")
+            if self.last_block_n < 16 or self.last_block_n & (self.last_block_n - 1):
+                raise SpecError(
+                    f"last_block_n must be a power of two of at least 16, got {self.last_block_n}"
+                )
+            if self.last_block_n == self.block_n:  # one kernel, one name: last_block_n 0
+                object.__setattr__(self, "last_block_n", 0)
         if self.chunk < 16 and self.has_kernel:
             raise SpecError(f"chunk must be at least 16 (tl.dot's minimum), got {self.chunk}")
         if self.num_stages < 1:
@@ -174,7 +188,8 @@ class KernelConfig:
         if not self.has_kernel:
             return ""
         if self.strategy == "persist":
-            return f"_k_persist_m{self.block_m}_n{self.block_n}_k{self.block_k}"
+            last = f"_last{self.last_block_n}" if self.last_block_n else ""
+            return f"_k_persist_m{self.block_m}_n{self.block_n}{last}_k{self.block_k}"
         if self.strategy in ("layered", "chain"):
             return f"_k_{self.strategy}_m{self.block_m}_n{self.block_n}_k{self.block_k}"
         if self.strategy == "split":
@@ -193,6 +208,8 @@ class KernelConfig:
         d = asdict(self)
         if not self.pdl:
             del d["pdl"]
+        if not self.last_block_n:
+            del d["last_block_n"]
         return d
 
     @classmethod

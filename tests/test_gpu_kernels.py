@@ -50,6 +50,10 @@ PERSIST = [
     KernelConfig(strategy="persist", block_m=16, block_n=16, block_k=64, num_stages=3),
     KernelConfig(strategy="persist", block_m=64, block_n=64, block_k=64, num_warps=4),
     KernelConfig(strategy="persist", block_m=128, block_n=128, block_k=64, num_warps=8),
+    # the last layer in narrower tiles: more tiles than the hidden layers' there (the grid)
+    KernelConfig(
+        strategy="persist", block_m=64, block_n=64, block_k=64, num_stages=4, last_block_n=32
+    ),
 ]
 
 

@@ -69,27 +69,30 @@ def test_every_table_config_is_a_candidate_or_dropped_with_a_reason(widths, buck
 
 def test_headline_space_sizes():
     """The production table for 256,512,256 fp16 with the H200's shared memory (the tuner
-    passes the GPU's): 12 rowblock, 32 persist, 64 stream, 4 stream_tma, 24 split, 8 layered
-    and 36 chain configs, epilogue and torch. 13 cannot work: rowblock 64 rows x chunk 128 with
-    4 warps and stream's 128-row tiles with 4 warps (registers), persist's 128 x 256 with 4
-    warps (256 accumulators per thread), stream's 128 x 64 with 3 stages (shared memory),
-    epilogue (gelu); every other one is searched from 256 rows up, split only up to 4096 rows,
-    layered only from 1024, chain from 16 to 4096, stream_tma from 4096. A bucket of one row
-    only searches 16-row tiles, of every row-tiled strategy."""
+    passes the GPU's): 12 rowblock, 224 persist (block_m x block_n x warps x stages x
+    last_block_n, last_block_n equal to block_n counted once as 0), 64 stream, 4 stream_tma, 24
+    split, 8 layered and 36 chain configs, epilogue and torch. 20 cannot work: rowblock 64 rows x
+    chunk 128 with 4 warps and stream's 128-row tiles with 4 warps (registers), persist's
+    128 x 256 with 4 warps (256 accumulators per thread, 8 of them), stream's 128 x 64 with 3
+    stages (shared memory), epilogue (gelu); 16 are not searched (persist's last tiles wider
+    than block_n); every other one is searched from 256 rows up, split only up to 4096 rows,
+    layered only from 1024, chain from 16 to 4096, stream_tma from 4096, persist's narrower
+    last tiles up to 1024. A bucket of one row only searches 16-row tiles, of every row-tiled
+    strategy."""
 
     def size(b):
         return len(search_space(HEADLINE, b, H200_SHARED).candidates)
 
     assert {b: size(b) for b in (1, 16, 64, 256, 262144)} == {
-        1: 41,
-        16: 53,  # chain's 12 16-row tiles
-        64: 144,
-        256: 157,  # chain's 36
-        262144: 109,
+        1: 85,  # persist's 52 16-row tiles
+        16: 97,  # chain's 12 16-row tiles
+        64: 276,
+        256: 326,  # chain's 36
+        262144: 140,  # persist's 62: no narrower last tiles
     }
-    assert size(1024) == 165
-    assert size(4096) == 169
-    assert size(8192) == 109  # split: over its 4096 rows, chain: over its 4096
+    assert size(1024) == 334
+    assert size(4096) == 200  # persist's narrower last tiles: over their 1024 rows
+    assert size(8192) == 140  # split: over its 4096 rows, chain: over its 4096
     one = search_space(HEADLINE, 1, H200_SHARED)
     assert {c.block_m for c in one.candidates if c.strategy != "torch"} == {16}
     assert {c.strategy for c in one.candidates} == {
@@ -100,12 +103,13 @@ def test_headline_space_sizes():
         "torch",
     }
     assert one.dropped_counts() == {
-        "dominated": 128,  # with layered's 8 (under its 1024 rows), chain's 36, stream_tma's 4
+        "dominated": 253,  # with layered's 8 (under its 1024 rows), chain's 36, stream_tma's 4
         "shared memory": 2,
         "no epilogue": 1,  # gelu: cuBLASLt's GELU epilogue is the tanh approximation
-        "registers": 12,  # cluster's 2: one-row tiles of 64-column slices with 2 warps
+        "registers": 19,  # cluster's 2: one-row tiles of 64-column slices with 2 warps
         # cluster's 14 and its 8 32-row tiles (clusters=True: test_cluster_candidates_only_...)
         "no clusters": 22,
+        "not searched": 16,  # persist's last_block_n 64 over block_n 32
     }
 
 
@@ -321,3 +325,25 @@ def test_cluster_feasibility():
         if rows > 1:
             assert "registers" in infeasible_reason(HEADLINE, replace(row, block_m=rows, chunk=64))
     assert plan_cluster(HEADLINE, replace(row, block_k=64)).k_starts == (0, 64, 128, 192)
+
+
+def test_persist_last_tiles_are_narrower_ones_up_to_their_bucket():
+    """persist's last_block_n: searched where it narrows the last layer's tiles (block_n wide
+    and no wider than the last width), on more than one layer, in buckets up to 1024 rows."""
+
+    def last(bn, lbn):
+        return KernelConfig("persist", block_m=64, block_n=bn, num_stages=3, last_block_n=lbn)
+
+    assert infeasible_reason(HEADLINE, last(64, 32)) is None
+    assert "not searched" in infeasible_reason(HEADLINE, last(32, 64))
+    one_layer = MLPSpec((256, 128))
+    assert "same kernel" in infeasible_reason(one_layer, last(64, 32))
+    narrow_out = MLPSpec((784, 1024, 1024, 10), act="relu", dtype="fp32")
+    assert infeasible_reason(narrow_out, last(128, 16), H200_SHARED) is None  # 10 in 16
+    assert "same kernel" in infeasible_reason(narrow_out, last(128, 32), H200_SHARED)
+    cfg = last(64, 32)
+    assert dominated_reason(HEADLINE, cfg, 1024) is None
+    assert "1024 rows" in dominated_reason(HEADLINE, cfg, 1025)
+    assert cfg in search_space(HEADLINE, 1024, H200_SHARED)
+    assert cfg not in search_space(HEADLINE, 4096, H200_SHARED)
+    assert last(64, 0) in search_space(HEADLINE, 4096, H200_SHARED)

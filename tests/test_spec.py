@@ -54,3 +54,19 @@ def test_kernel_config_validation_and_names():
     for bad in ({"block_m": 48}, {"chunk": 8}, {"num_warps": 3}, {"strategy": "magic"}):
         with pytest.raises(SpecError):
             KernelConfig(**bad)
+
+
+def test_persist_last_block_n():
+    """persist's last layer may take narrower tiles: named in the kernel, kept in its cell, and
+    left out of both where it is 0 or equal to block_n (the same kernel, one name)."""
+    cfg = KernelConfig("persist", block_m=64, block_n=64, block_k=64, last_block_n=32)
+    assert cfg.kernel_name == "_k_persist_m64_n64_last32_k64"
+    assert cfg.to_dict()["last_block_n"] == 32
+    assert KernelConfig.from_dict(cfg.to_dict()) == cfg
+    plain = KernelConfig("persist", block_m=64, block_n=64, block_k=64)
+    same = KernelConfig("persist", block_m=64, block_n=64, block_k=64, last_block_n=64)
+    assert same == plain and same.kernel_name == "_k_persist_m64_n64_k64"
+    assert "last_block_n" not in plain.to_dict()
+    for bad in ({"last_block_n": 24}, {"last_block_n": 8}, {"strategy": "chain"}):
+        with pytest.raises(SpecError, match="last_block_n"):
+            KernelConfig(**({"strategy": "persist", "last_block_n": 32} | bad))
