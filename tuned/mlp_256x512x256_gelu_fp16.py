@@ -49,8 +49,8 @@ TUNED = {
         1: {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 78.468, "eager_us": 8.22, "host_us": 9.32, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 2.474},
         16: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 77.654, "eager_us": 8.026, "graph_block_k": 128, "graph_block_m": 1, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_cluster_m1_c64_k128", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "cluster", "graph_us": 3.994, "host_us": 9.559, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 3.739},
         64: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 78.341, "eager_us": 8.186, "host_us": 9.611, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 3.88},
-        256: {"block_k": 256, "block_m": 32, "block_n": 32, "chunk": 64, "eager_host_us": 58.379, "eager_us": 8.659, "graph_block_k": 128, "graph_block_m": 64, "graph_block_n": 16, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n16_k128", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 5.127, "host_us": 8.872, "kernel": "_k_cluster_m32_c64_k256", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 5.566},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 45.113, "eager_us": 9.841, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n32_k64", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 6.472, "host_us": 7.445, "kernel": "_k_persist_m64_n64_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 6.874},
+        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 51.431, "eager_us": 8.63, "graph_block_k": 128, "graph_block_m": 64, "graph_block_n": 16, "graph_chunk": 64, "graph_kernel": "_k_chain_m64_n16_k128", "graph_num_stages": 3, "graph_num_warps": 4, "graph_strategy": "chain", "graph_us": 5.135, "host_us": 8.357, "kernel": "_k_persist_m64_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 5.142},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 43.51, "eager_us": 9.778, "host_us": 9.131, "kernel": "_k_persist_m64_n64_last32_k64", "last_block_n": 32, "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 6.57},
         4096: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 45.91, "eager_us": 14.475, "host_us": 14.777, "kernel": "_k_layered_m64_n128_k64", "num_stages": 3, "num_warps": 4, "strategy": "layered", "us": 10.502},
         16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 46.524, "eager_us": 34.813, "host_us": 23.565, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "us": 22.94},
         65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 120.131, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream_tma", "us": 85.166},
@@ -70,7 +70,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1024], "compile_seconds": 24.2, "cuda": "13.0", "date": "2026-12-02T04:54:09", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 24, "mlpgen": "0.1.0", "note": "1, 16 and 64 rows from run143's tune with its PDL pass, 256 from run144's, 1024 from run154's (run155's re-tune picked chain there on a least-loop host time of 9.06 us that the bench's median did not hold: 14.3-14.6 us a call in run155 and run157, against persist's 8.56 in run154), 4096 from run157's, the rest from the earlier table; 16 rows' CUDA-graph winner re-judged from run144's trial log on times without PDL (tune.pdl_pass since)", "optuna": "5.0.0", "seed": 0, "timeout": 60.0, "torch": "2.11.0+cu130", "trials": 24, "triton": "3.6.0", "tuning_seconds": 14.7, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [256, 1024], "compile_seconds": 13.0, "cuda": "13.0", "date": "2026-12-02T05:57:29", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 96, "mlpgen": "0.1.0", "note": "1, 16 and 64 rows from run143's tune with its PDL pass, 256 from run144's, 1024 from run154's (run155's re-tune picked chain there on a least-loop host time of 9.06 us that the bench's median did not hold: 14.3-14.6 us a call in run155 and run157, against persist's 8.56 in run154), 4096 from run157's, the rest from the earlier table; 16 rows' CUDA-graph winner re-judged from run144's trial log on times without PDL (tune.pdl_pass since)", "optuna": "5.0.0", "seed": 0, "timeout": 170.0, "torch": "2.11.0+cu130", "trials": 48, "triton": "3.6.0", "tuning_seconds": 0.1, "workers": 1},
 }
 
 
@@ -413,70 +413,6 @@ def _k_chain_m64_n16_k128_l1(x_ptr, y_ptr, w_ptr, b_ptr, M):
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_chain_m64_n32_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # chain layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=32, BLOCK_K=64
-    _pdl_enter()  # the next kernel (layer, or the next call's first) may launch; x is the last's output
-    pid = tl.program_id(0)
-    m_tiles = tl.cdiv(M, 64)
-    group = pid // 128
-    first = group * 8
-    rows_in_group = tl.minimum(m_tiles - first, 8)
-    local = pid % 128
-    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
-    cols = (local // rows_in_group) * 32 + tl.arange(0, 32)
-    acc = tl.zeros((64, 32), dtype=tl.float32)
-    for k0 in range(0, 256, 64):
-        ks = k0 + tl.arange(0, 64)
-        a = tl.load(
-            x_ptr + rows[:, None] * 256 + ks[None, :],
-            mask=(rows[:, None] < M),
-            other=0.0,
-        )
-        w = tl.load(
-            w_ptr + cols[:, None] * 256 + ks[None, :],
-        )
-        acc = tl.dot(a, tl.trans(w), acc)
-    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 512 + cols[None, :],
-        _gelu_f16(acc),
-        mask=(rows[:, None] < M),
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_chain_m64_n32_k64_l1(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # chain layer 1: 512 -> 256, none; BLOCK_M=64, BLOCK_N=32, BLOCK_K=64
-    _pdl_enter()  # the next kernel (layer, or the next call's first) may launch; x is the last's output
-    pid = tl.program_id(0)
-    m_tiles = tl.cdiv(M, 64)
-    group = pid // 64
-    first = group * 8
-    rows_in_group = tl.minimum(m_tiles - first, 8)
-    local = pid % 64
-    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
-    cols = (local // rows_in_group) * 32 + tl.arange(0, 32)
-    acc = tl.zeros((64, 32), dtype=tl.float32)
-    for k0 in range(0, 512, 64):
-        ks = k0 + tl.arange(0, 64)
-        a = tl.load(
-            x_ptr + rows[:, None] * 512 + ks[None, :],
-            mask=(rows[:, None] < M),
-            other=0.0,
-        )
-        w = tl.load(
-            w_ptr + cols[:, None] * 512 + ks[None, :],
-        )
-        acc = tl.dot(a, tl.trans(w), acc)
-    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + cols[None, :],
-        acc.to(tl.float16),
-        mask=(rows[:, None] < M),
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
 def _k_cluster_m16_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     # cluster: BLOCK_M=16, chunk=32, BLOCK_K=128, 16 CTAs a cluster, 16 output columns each
     _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
@@ -636,67 +572,6 @@ _CLUSTER_LAUNCH[_k_cluster_m1_c64_k128] = (8, 1024)
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_cluster_m32_c64_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # cluster: BLOCK_M=32, chunk=64, BLOCK_K=256, 8 CTAs a cluster, 32 output columns each
-    _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
-    base = _cluster_buffer(32768)
-    pid = tl.program_id(0)
-    rank = pid % 8
-    local = tl.arange(0, 32)
-    rows = (pid // 8).to(tl.int64) * 32 + local
-    row_ok = rows[:, None] < M
-    _cluster_arrive()
-    hid = rank * 64 + tl.arange(0, 64)
-    # hidden columns hid: 256 -> 512, gelu
-    s = tl.zeros((32, 64), dtype=tl.float32)
-    for k0 in tl.static_range(0, 256, 256):
-        ks = k0 + tl.arange(0, 256)
-        a = tl.load(
-            x_ptr + rows[:, None] * 256 + ks[None, :],
-            mask=row_ok,
-            other=0.0,
-        )
-        w = tl.load(
-            w0_ptr + hid[:, None] * 256 + ks[None, :],
-        )
-        s = tl.dot(a, tl.trans(w), s)
-    s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
-    h = _gelu_f16(s)
-    # 512 -> 256: this slice's share of every output
-    ns = tl.arange(0, 256)
-    w = tl.load(
-        w1_ptr + ns[:, None] * 512 + hid[None, :],
-    )
-    part = tl.dot(h, tl.trans(w))
-    # this CTA's outputs as _quad_slot lays them out, [rr, jq, hi, lo]: row (rr // 8) * 16 +
-    # hi * 8 + rr % 8 of the block, owned column jq * 2 + lo (a warp's reads are adjacent words)
-    rr = tl.arange(0, 16)[:, None, None, None]
-    jq = tl.arange(0, 16)[None, :, None, None]
-    hi = tl.arange(0, 2)[None, None, :, None]
-    lo = tl.arange(0, 2)[None, None, None, :]
-    out_rows = (pid // 8).to(tl.int64) * 32 + (rr // 8) * 16 + hi * 8 + rr % 8
-    out_cols = rank * 32 + jq * 2 + lo
-    bias = tl.load(b1_ptr + out_cols, mask=out_cols < 256, other=0.0).to(tl.float32)
-    # every CTA of the cluster runs: store each partial into its column owner's slot `rank`
-    dep = _cluster_wait()
-    owner = (ns // 32)[None, :] + tl.zeros((32, 256), dtype=tl.int32)
-    ok = (row_ok & (ns[None, :] < 256)).to(tl.int32)
-    slot = rank * 1024 + _quad_slot(local[:, None], (ns % 32)[None, :], 32) + dep
-    _cluster_store(slot, base, owner, ok, part)
-    # every CTA's stores are visible: sum this CTA's columns over the slots (a fixed order)
-    dep = _cluster_sync()
-    ranks = tl.arange(0, 8)[:, None, None, None, None]
-    word = ((rr * 16 + jq) * 4 + hi * 2 + lo)[None, :, :, :, :]
-    out = tl.sum(_cluster_load(ranks * 1024 + word + dep, base), axis=0)
-    out += bias
-    out = out.to(tl.float16)
-    tl.store(y_ptr + out_rows * 256 + out_cols, out, mask=(out_rows < M) & (out_cols < 256))
-
-
-_CLUSTER_LAUNCH[_k_cluster_m32_c64_k256] = (8, 32768)
-
-
-@triton.jit(do_not_specialize=["M"])
 def _k_layered_m64_n128_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
     # layered layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=128, BLOCK_K=64
     pid = tl.program_id(0)
@@ -728,8 +603,64 @@ def _k_layered_m64_n128_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_persist_m64_n64_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
-    # persist: BLOCK_M=64, BLOCK_N=64, BLOCK_K=64
+def _k_persist_m64_n32_last16_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
+    # persist: BLOCK_M=64, BLOCK_N=32 (last layer 16), BLOCK_K=64
+    _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    m_tiles = tl.cdiv(M, 64)
+    # layer 0: 256 -> 512, gelu
+    for t in range(pid, m_tiles * 16, nprog):
+        rows = ((t // 16) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 16) * 32 + tl.arange(0, 32)
+        acc = tl.zeros((64, 32), dtype=tl.float32)
+        for k0 in range(0, 256, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                x_ptr + rows[:, None] * 256 + ks[None, :],
+                mask=(rows[:, None] < M),
+                other=0.0,
+            )
+            w = tl.load(
+                w0_ptr + cols[:, None] * 256 + ks[None, :],
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
+        tl.store(
+            h1_ptr + rows[:, None] * 512 + cols[None, :],
+            _gelu_f16(acc),
+            mask=(rows[:, None] < M),
+        )
+    # grid barrier 0: every program's stores of layer 0 are visible
+    _grid_sync(sync_ptr, pid, nprog)
+    # layer 1: 512 -> 256, none
+    for t in range(pid, m_tiles * 16, nprog):
+        rows = ((t // 16) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 16) * 16 + tl.arange(0, 16)
+        acc = tl.zeros((64, 16), dtype=tl.float32)
+        for k0 in range(0, 512, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                h1_ptr + rows[:, None] * 512 + ks[None, :],
+                mask=(rows[:, None] < M),
+                other=0.0,
+                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
+            )
+            w = tl.load(
+                w1_ptr + cols[:, None] * 512 + ks[None, :],
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
+        tl.store(
+            y_ptr + rows[:, None] * 256 + cols[None, :],
+            acc.to(tl.float16),
+            mask=(rows[:, None] < M),
+        )
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_persist_m64_n64_last32_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr, sync_ptr, M):
+    # persist: BLOCK_M=64, BLOCK_N=64 (last layer 32), BLOCK_K=64
     _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
@@ -759,10 +690,10 @@ def _k_persist_m64_n64_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, h1_ptr,
     # grid barrier 0: every program's stores of layer 0 are visible
     _grid_sync(sync_ptr, pid, nprog)
     # layer 1: 512 -> 256, none
-    for t in range(pid, m_tiles * 4, nprog):
-        rows = ((t // 4) * 64 + tl.arange(0, 64)).to(tl.int64)
-        cols = (t % 4) * 64 + tl.arange(0, 64)
-        acc = tl.zeros((64, 64), dtype=tl.float32)
+    for t in range(pid, m_tiles * 8, nprog):
+        rows = ((t // 8) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 8) * 32 + tl.arange(0, 32)
+        acc = tl.zeros((64, 32), dtype=tl.float32)
         for k0 in range(0, 512, 64):
             ks = k0 + tl.arange(0, 64)
             a = tl.load(
@@ -1067,14 +998,12 @@ def _k_stream_tma_m128_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M)
 KERNELS = {
     "_k_chain_m64_n16_k128_l0": _k_chain_m64_n16_k128_l0,
     "_k_chain_m64_n16_k128_l1": _k_chain_m64_n16_k128_l1,
-    "_k_chain_m64_n32_k64_l0": _k_chain_m64_n32_k64_l0,
-    "_k_chain_m64_n32_k64_l1": _k_chain_m64_n32_k64_l1,
     "_k_cluster_m16_c32_k128": _k_cluster_m16_c32_k128,
     "_k_cluster_m1_c32_k256": _k_cluster_m1_c32_k256,
     "_k_cluster_m1_c64_k128": _k_cluster_m1_c64_k128,
-    "_k_cluster_m32_c64_k256": _k_cluster_m32_c64_k256,
     "_k_layered_m64_n128_k64_l0": _k_layered_m64_n128_k64_l0,
-    "_k_persist_m64_n64_k64": _k_persist_m64_n64_k64,
+    "_k_persist_m64_n32_last16_k64": _k_persist_m64_n32_last16_k64,
+    "_k_persist_m64_n64_last32_k64": _k_persist_m64_n64_last32_k64,
     "_k_split_m16_c128_n128_k128": _k_split_m16_c128_n128_k128,
     "_k_split_m16_c32_n256_k128": _k_split_m16_c32_n256_k128,
     "_k_split_m16_c64_n128_k128": _k_split_m16_c64_n128_k128,
