@@ -141,9 +141,9 @@ CLUSTER_MAX_BUCKET = 256
 # Hopper's thread-block clusters: at most 8 CTAs portably, 16 where the launch allows it
 # (triton's launch does for 16), in powers of two here (the slots are summed over an arange)
 CLUSTER_SIZES = (2, 4, 8, 16)
-# persist's narrower last layer fills the SMs the last layer's block_n tiles leave idle, which
-# large batches do not have: on the H200 64 x 32 last tiles under 64 x 64 won at 1024 rows and
-# lost at 4096 (17.98 against 14.52 us, BENCHMARKS.md, run171), so larger buckets skip them
+# persist's narrower last tiles give a narrow last layer as many tiles as the hidden ones have:
+# on the H200 64 x 32 last tiles under 64 x 64 won at 1024 rows and lost at 4096 (17.98 against
+# 14.52 us, BENCHMARKS.md, run171), so larger buckets skip them
 PERSIST_LAST_MAX_BUCKET = 1024
 # layered launches one kernel per layer (the host cost of eager's GEMMs) and pays off by saving
 # memory traffic, which small batches do not have: smaller buckets do not time it
@@ -387,7 +387,7 @@ def dominated_reason(spec: MLPSpec, config: KernelConfig, bucket: int) -> str | 
     if config.strategy in ROW_TILED and config.block_m > rows:
         return f"block_m {config.block_m} over the bucket's {rows} rows"
     if config.strategy == "persist" and config.last_block_n and bucket > PERSIST_LAST_MAX_BUCKET:
-        return f"last_block_n in a bucket over {PERSIST_LAST_MAX_BUCKET} rows: tiles for every SM"
+        return f"last_block_n in a bucket over {PERSIST_LAST_MAX_BUCKET} rows: slower there"
     if config.strategy == "layered" and bucket < LAYERED_MIN_BUCKET:
         return f"layered in a bucket under {LAYERED_MIN_BUCKET} rows: one launch per layer"
     if config.strategy == "chain" and not CHAIN_BUCKETS[0] <= bucket <= CHAIN_BUCKETS[1]:

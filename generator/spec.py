@@ -152,7 +152,7 @@ class KernelConfig:
     block_n: int = 32
     block_k: int = 64
     # persist only: the last layer's tiles are block_m x last_block_n (0: block_n, as the hidden
-    # layers'). A last layer narrower than the hidden ones has fewer tiles than programs: on the
+    # layers'). A last layer narrower than the hidden ones has fewer tiles than they have: on the
     # H200 the headline's 512 -> 256 layer ran alone in 4.04 us with 64 x 64 tiles (64 of them
     # for 128 programs) against its first layer's 3.61 (BENCHMARKS.md, twenty-fourth session)
     last_block_n: int = 0
