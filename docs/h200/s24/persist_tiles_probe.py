@@ -17,7 +17,9 @@ Each checked variant is verified first (measure.check: NaN-poisoned output, fp32
 rows past M untouched) at the timed rows, rows + 13 and 37 rows, 2 seeds; then GPU µs per call
 as the tuner measures it (measure.gpu_us: a CUDA graph of 20 calls) and the user's call's host
 time (measure.host_us), the variants alternating, medians of 5 rounds.
-Run from the repository root: python3 docs/h200/s24/persist_tiles_probe.py OUT [ROWS ...]"""
+Run from the repository root: python3 docs/h200/s24/persist_tiles_probe.py OUT [ROWS ...]
+(PERSIST_PROBE=grid: the shipped cell against 64 x 32 tiles on one or two programs an SM,
+grid_variants)"""
 
 import os
 import statistics
@@ -28,7 +30,7 @@ from mlpgen.emit import entry, read_module, render
 from mlpgen.spec import KernelConfig
 
 HEADLINE = Path("tuned/mlp_256x512x256_gelu_fp16.py")
-ROUNDS = 5
+ROUNDS = int(os.environ.get("PERSIST_PROBE_ROUNDS", "5"))
 BARRIER = (
     "    # grid barrier 0: every program's stores of layer 0 are visible\n"
     "    _grid_sync(sync_ptr, pid, nprog)\n"
@@ -97,6 +99,36 @@ def variants(spec):
     return out
 
 
+def grid_variants(spec):
+    """PERSIST_PROBE=grid: the shipped 1024-row cell since run172 (64 x 64, 32-wide last tiles)
+    against 64-row tiles of 32 columns (256 of them in each layer with 16-wide last tiles) on a
+    grid of one or two programs an SM. The configs are KernelConfig.last_block_n ones, rendered
+    by the module itself."""
+
+    def one(config, per_sm):
+        return (config, render(spec, {"test": {1: entry(config)}}, {}), per_sm, True)
+
+    def last(n, lbn, s=3):
+        return KernelConfig(
+            "persist",
+            block_m=64,
+            block_n=n,
+            block_k=64,
+            num_warps=4,
+            num_stages=s,
+            last_block_n=lbn,
+        )
+
+    return {
+        "shipped (64 x 64, last 32)": one(last(64, 32), 1),
+        "64 x 64, last 32, 4 stages": one(last(64, 32, 4), 1),
+        "64 x 32, last 16, 1/SM": one(last(32, 16), 1),
+        "64 x 32, last 16, 2/SM": one(last(32, 16), 2),
+        "64 x 32, last 16, 4 stages, 2/SM": one(last(32, 16, 4), 2),
+        "64 x 32, 2/SM": one(last(32, 0), 2),
+    }
+
+
 def resident(mod) -> int:
     """Programs of the module's compiled kernels that fit on one SM at once (registers, shared
     memory; the H200's 64K registers and 227 KiB of shared memory a block, 228 an SM)."""
@@ -125,7 +157,8 @@ def main(out: Path, rows_list: list[int]) -> None:
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     mods = {}
-    for name, (config, src, per_sm, checked) in variants(spec).items():
+    chosen = grid_variants(spec) if os.environ.get("PERSIST_PROBE") == "grid" else variants(spec)
+    for name, (config, src, per_sm, checked) in chosen.items():
         f = out / f"v_{name.replace(' ', '_').replace('/', '')}.py"
         f.write_text(src)
         mod = load_module(f)
