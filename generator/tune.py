@@ -13,7 +13,9 @@ kernel or another space are never mixed in.
   config of a neighbouring bucket, then (for a bucket's first LOCAL_STEPS measurements) a
   neighbour of this bucket's best, one field one step away -- and leaves the rest to a seeded
   TPE sampler over ordinal parameters. Small budgets profit from the local steps (tile-size
-  landscapes are smooth near the default), larger ones from TPE's global view.
+  landscapes are smooth near the default), larger ones from TPE's global view. A budget's last
+  POLISH_STEPS measurements go to untried neighbours of the bucket's winner so far (and of its
+  fastest config in GPU time), so that the search ends on a local optimum.
 - A failed, hung or wrong candidate is a pruned trial with its verdict and reason in the
   trial's user attributes; it never aborts the study and is never selected.
 - Buckets are served round-robin, one measurement at a time, so `--timeout` leaves every
@@ -76,6 +78,10 @@ GRAPH_TIE = 0.05
 PDL_TOP = 4
 PDL_GAIN = 0.03
 LOCAL_STEPS = 6  # a bucket's first measurements (firsts included) search the best one's neighbours
+# a budget's last measurements search the winner's neighbours: on the H200 the headline's
+# 1024-row tune (48 trials) left out persist's 4 stages beside its winner, which took 0.97x its
+# GPU time there (BENCHMARKS.md, run172 and run178)
+POLISH_STEPS = 4
 MAX_SKIPS = 20  # trials in a row that measure nothing before a random candidate is enqueued
 
 
@@ -472,14 +478,17 @@ class Driver:
 
     def guess(self, bucket: Bucket, known) -> KernelConfig | None:
         """What to measure next before asking the sampler: a neighbouring bucket's best, or
-        an untried neighbour of this bucket's best (one field one step away in its domain);
-        None lets TPE propose (every LOCAL_EVERY-th step, and once the neighbourhood is
+        an untried neighbour of this bucket's best (one field one step away in its domain)
+        in its first LOCAL_STEPS measurements, or of its winner (polish) in the budget's last
+        POLISH_STEPS; None lets TPE propose (in between, and once those neighbourhoods are
         exhausted)."""
         left = set(self.remaining(bucket, known))
         for c in self.neighbours_best(bucket):
             if c in left:
                 return c
         measured = sum(1 for c in known if c in bucket.space)
+        if left and measured >= bucket.target - POLISH_STEPS:
+            return self.polish(bucket, known, left)
         if not left or measured >= LOCAL_STEPS:
             return None
         best = self.best.get(bucket.name)
@@ -488,6 +497,18 @@ class Driver:
         near = bucket.encoding.neighbours(best[1])
         near = [c for c in near if c in left]
         return self.rng.choice(near) if near else None
+
+    def polish(self, bucket: Bucket, known, left: set) -> KernelConfig | None:
+        """An untried neighbour of the bucket's winner so far (pick_winner: what its cell would
+        get), else of its config of least GPU time (a CUDA-graph winner's rule), or None."""
+        pairs = [(c, k.measurement) for c, k in known.items() if c in bucket.space]
+        fastest = min((p for p in pairs if p[1].ok), key=lambda p: p[1].us, default=None)
+        for center in (pick_winner(pairs), fastest):
+            if center is not None:
+                near = [c for c in bucket.encoding.neighbours(center[0]) if c in left]
+                if near:
+                    return self.rng.choice(near)
+        return None
 
     def remaining(self, bucket: Bucket, known) -> list[KernelConfig]:
         with self.shared.lock:

@@ -31,6 +31,7 @@ from mlpgen.trials import trial_log_path
 from mlpgen.tune import (
     PDL_GAIN,
     PDL_TOP,
+    POLISH_STEPS,
     Encoding,
     Job,
     Known,
@@ -236,6 +237,32 @@ def test_tpe_alone_respects_the_budget(monkeypatch):
     r = results[4096]
     assert r.measured == 12 == len(rec.calls) == len(set(rec.calls))
     assert r.winner[1].ok and r.winner[1].score <= 1.5 * optimum(4096)[1].score
+
+
+def test_a_budgets_last_steps_measure_the_winners_neighbours(monkeypatch):
+    """With TPE alone in between (no local steps), each of a budget's last POLISH_STEPS
+    measurements is an untried config one field one step away from the winner so far
+    (pick_winner) or from the config of least GPU time so far, while there is one."""
+    monkeypatch.setattr("mlpgen.tune.LOCAL_STEPS", 0)
+    rec = Recorder()
+    b = 4096
+    results = search(job((b,), trials=14, seed=3), [rec], memory(), quiet())
+    assert results[b].measured == 14 == len(rec.calls)
+    encoding = Encoding(search_space(SPEC, b).domains())
+    configs = [c for _, c in rec.calls]
+    polished = 0
+    for i in range(14 - POLISH_STEPS, 14):
+        pairs = [(c, landscape(b, c)) for c in configs[:i]]
+        fastest = min((p for p in pairs if p[1].ok), key=lambda p: p[1].us)
+        near = encoding.neighbours(pick_winner(pairs)[0]) + encoding.neighbours(fastest[0])
+        untried = [c for c in near if c not in configs[:i]]
+        if untried:
+            assert configs[i] in untried, (i, configs[i])
+            polished += 1
+    assert polished >= 2
+    # the search ended on a local optimum: no neighbour of the winner left unmeasured
+    winner = results[b].winner[0]
+    assert winner == PERSIST_BEST and set(encoding.neighbours(winner)) <= set(configs)
 
 
 def test_default_and_previous_winner_are_measured_first():
