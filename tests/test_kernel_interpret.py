@@ -369,3 +369,19 @@ def test_a_cluster_cell_takes_the_torch_path_where_clusters_cannot_run(load_gene
         for p, q in zip(fused.parameters(), params):
             p.copy_(q)
         assert rel_error(fused(x), want) <= TOLERANCE["fp32"]
+
+
+def test_persist_grid_counts_each_layers_tiles(load_generated, monkeypatch):
+    """persist's grid on a GPU: up to one program per SM, as many as the layer with the most
+    tiles has, the last layer counted in its own tile width (last_block_n)."""
+    spec = MLPSpec((256, 64, 256))  # a narrow hidden layer: the last one has the most tiles
+    plain = KernelConfig(strategy="persist", block_m=64, block_n=64, num_stages=3)
+    narrow = KernelConfig(strategy="persist", block_m=64, block_n=64, num_stages=3, last_block_n=16)
+    table = {1: entry(plain), 2: entry(narrow)}
+    mod, _ = load_generated(spec, gpu_key=KEY, table=table)
+    monkeypatch.setattr(mod, "_INTERPRET", False)  # as on a GPU of 132 SMs
+    monkeypatch.setattr(mod, "_sm_count", lambda x: 132)
+    x = torch.zeros(1, 256)
+    assert mod._grid(table[1], 256, x) == (4 * 4, 1)  # 4 row blocks x 4 last tiles
+    assert mod._grid(table[2], 256, x) == (4 * 16, 1)  # 16 last tiles of 16 columns
+    assert mod._grid(table[2], 1024, x) == (132, 1)  # 256 tiles: one program per SM
