@@ -69,11 +69,12 @@ def kernel_text(name: str, tma: bool, rows_sync: bool, barrier: bool = True) -> 
         f"    m_tiles = tl.cdiv(M, {BM})",
     ]
     if tma:
+        desc = "    {0}_desc = tl.make_tensor_descriptor({0}_ptr, [{1}, {2}], [{2}, 1], [{3}, {4}])"
         out += [
-            f"    x_desc = tl.make_tensor_descriptor(x_ptr, [M, {K0}], [{K0}, 1], [{BM}, {BK}])",
-            f"    w0_desc = tl.make_tensor_descriptor(w0_ptr, [{N0}, {K0}], [{K0}, 1], [{BN}, {BK}])",
-            f"    h1_desc = tl.make_tensor_descriptor(h1_ptr, [M, {N0}], [{N0}, 1], [{BM}, {BK}])",
-            f"    w1_desc = tl.make_tensor_descriptor(w1_ptr, [{N1}, {N0}], [{N0}, 1], [{LBN}, {BK}])",
+            desc.format("x", "M", K0, BM, BK),
+            desc.format("w0", N0, K0, BN, BK),
+            desc.format("h1", "M", N0, BM, BK),
+            desc.format("w1", N1, N0, LBN, BK),
         ]
 
     def layer(i, k, n, bn, nt, src, w, b, dst, act):
