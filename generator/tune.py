@@ -304,6 +304,9 @@ class Bucket:
     target: int  # candidates to measure
     brute: bool  # every candidate enqueued; the sampler is never asked
     first: list[KernelConfig]  # default, previous winner, torch, strategy seeds: measured first
+    # previous winners that ran with PDL, as the space holds them (PDL off): pdl_pass tries PDL
+    # on them whatever their rank without it
+    linked: tuple[KernelConfig, ...] = ()
     name: str = field(init=False)
     encoding: Encoding = field(init=False)
 
@@ -363,9 +366,9 @@ class Job:
     pdl: bool = False  # the GPU has programmatic dependent launch (sm_90+): pdl_pass runs
 
 
-def previous_configs(previous: dict, bucket: int) -> list[KernelConfig]:
+def previous_winners(previous: dict, bucket: int) -> list[KernelConfig]:
     """This GPU's earlier winners for the bucket (or for the nearest tuned bucket): the call
-    winner and the CUDA-graph winner, as the space holds them (PDL off: pdl_pass tries it)."""
+    winner and the CUDA-graph winner, PDL as they ran."""
     if not previous:
         return []
     b = min(previous, key=lambda p: (abs(math.log(p) - math.log(bucket)), p))
@@ -374,10 +377,15 @@ def previous_configs(previous: dict, bucket: int) -> list[KernelConfig]:
         if cell is None:  # no CUDA-graph winner of its own
             continue
         try:
-            out.append(replace(KernelConfig.from_dict(cell), pdl=False))
+            out.append(KernelConfig.from_dict(cell))
         except (KeyError, TypeError, ValueError):
             pass
     return out
+
+
+def previous_configs(previous: dict, bucket: int) -> list[KernelConfig]:
+    """previous_winners as the space holds them (PDL off: pdl_pass tries it)."""
+    return [replace(c, pdl=False) for c in previous_winners(previous, bucket)]
 
 
 def plan(job: Job) -> list[Bucket]:
@@ -398,8 +406,10 @@ def plan(job: Job) -> list[Bucket]:
             *strategy_seeds(job.spec, b, job.max_shared),
         )
         first = list(dict.fromkeys(c for c in first if c is not None and c in space))
+        linked = [replace(c, pdl=False) for c in previous_winners(job.previous, b) if c.pdl]
+        linked = tuple(c for c in linked if c in space)
         target = n if brute else job.options.trials
-        out.append(Bucket(job.spec, job.key, space, target, brute, first))
+        out.append(Bucket(job.spec, job.key, space, target, brute, first, linked))
     return out
 
 
@@ -718,17 +728,21 @@ def collect(study: optuna.Study, bucket: Bucket) -> BucketResult:
 
 
 def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None = None):
-    """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest kernel configs and its
-    winner; a PDL variant joins the bucket's records where it took PDL_GAIN less GPU time than
-    the same config without, and the call winner is picked again over them; the CUDA-graph
-    winner over the times without PDL. Its measurements are recorded as trials of state
-    "pdl", and kept in the study's user attributes: a resumed run replays them instead of
-    measuring again (so it picks the same winners)."""
+    """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest kernel configs, its winner
+    and the previous winners that ran with it (Bucket.linked: run179's re-tune of the headline's
+    256 rows measured the shipped persist cell without PDL 5th fastest, 5.62 us against its 5.14
+    with PDL in run172, and did not try it linked); a PDL variant joins the bucket's records
+    where it took PDL_GAIN less GPU time than the same config without, and the call winner is
+    picked again over them; the CUDA-graph winner over the times without PDL. Its measurements
+    are recorded as trials of state "pdl", and kept in the study's user attributes: a resumed
+    run replays them instead of measuring again (so it picks the same winners)."""
     ok = [(c, m) for c, m in result.pairs if m.ok and c.has_kernel and not c.pdl]
     tried = {c for c, _ in result.pairs}
     picks = sorted(ok, key=lambda cm: cm[1].us)[:PDL_TOP]
     if result.winner is not None and result.winner[0].has_kernel and result.winner not in picks:
         picks.append(result.winner)
+    linked_before = result.plan.linked if result.plan is not None else ()
+    picks += [cm for cm in ok if cm[0] in linked_before and cm not in picks]
     added = []
     for config, base in picks:
         linked = replace(config, pdl=True)

@@ -872,6 +872,29 @@ def test_pdl_is_not_tried_without_it():
     assert not any(t["state"] == "pdl" for t in results[1].trials)
 
 
+def test_pdl_is_tried_on_a_previous_winner_that_ran_with_it():
+    """A previous winner that ran with PDL is tried linked again whatever its rank without PDL
+    (run179's re-tune did not try the shipped 256-row cell linked: 5th fastest unlinked). Here
+    it is the space's slowest kernel config unlinked and the fastest by far linked: it wins."""
+    kernels = [c for c in search_space(SPEC, 1).candidates if c.has_kernel and landscape(1, c).ok]
+    slow = max(kernels, key=lambda c: landscape(1, c).us)
+    fast_linked = dataclasses.replace(slow, pdl=True)
+
+    def fn(bucket, c):
+        m = landscape(bucket, dataclasses.replace(c, pdl=False))
+        return dataclasses.replace(m, us=m.us * 0.1) if c == fast_linked else m
+
+    rec = Recorder(fn)
+    previous = {1: entry(fast_linked, us=1.0)}
+    tuned = dataclasses.replace(job((1,), trials=8, previous=previous), pdl=True)
+    r = search(tuned, [rec], memory(), quiet())[1]
+    assert r.plan.linked == (slow,)
+    unlinked = {c: m.us for c, m in r.pairs if not c.pdl and m.ok and c.has_kernel}
+    assert sum(us < unlinked[slow] for us in unlinked.values()) >= PDL_TOP  # not among the top
+    assert (1, fast_linked) in rec.calls
+    assert r.winner[0] == fast_linked
+
+
 def test_pdl_measurements_are_replayed_when_a_run_resumes():
     """A second run on the same storage measures no PDL variant again: the pass's measurements
     live in the study, so the resumed run picks the same winners."""
