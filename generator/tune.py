@@ -383,11 +383,6 @@ def previous_winners(previous: dict, bucket: int) -> list[KernelConfig]:
     return out
 
 
-def previous_configs(previous: dict, bucket: int) -> list[KernelConfig]:
-    """previous_winners as the space holds them (PDL off: pdl_pass tries it)."""
-    return [replace(c, pdl=False) for c in previous_winners(previous, bucket)]
-
-
 def plan(job: Job) -> list[Bucket]:
     """Each bucket's space, budget and first candidates: the heuristic default, this GPU's
     previous winners (call and CUDA graph), the torch path, then one seed config per kernel
@@ -399,15 +394,16 @@ def plan(job: Job) -> list[Bucket]:
             space = space.within(job.recorded.get(b, ()))
         n = len(space.candidates)
         brute = job.options.exhaustive or n <= job.options.trials
+        previous = previous_winners(job.previous, b)
+        unlinked = [replace(c, pdl=False) for c in previous]  # as the space holds them: PDL off
         first = (
             heuristic_config(job.spec, b),
-            *previous_configs(job.previous, b),
+            *unlinked,
             KernelConfig(strategy="torch"),
             *strategy_seeds(job.spec, b, job.max_shared),
         )
         first = list(dict.fromkeys(c for c in first if c is not None and c in space))
-        linked = [replace(c, pdl=False) for c in previous_winners(job.previous, b) if c.pdl]
-        linked = tuple(c for c in linked if c in space)
+        linked = tuple(u for c, u in zip(previous, unlinked) if c.pdl and u in space)
         target = n if brute else job.options.trials
         out.append(Bucket(job.spec, job.key, space, target, brute, first, linked))
     return out
@@ -670,8 +666,7 @@ def pooled_score(config: KernelConfig, m: Measurement, floors: dict[str, float])
     strategies: their own, and their long loop's GPU time, m.stream_us)."""
     if m.host_us is None:
         return m.us
-    host = floors.get(launch_path(config), m.host_us)
-    return max(t for t in (m.us, host, m.stream_us) if t is not None)
+    return replace(m, host_us=floors.get(launch_path(config), m.host_us)).score
 
 
 def pick_winner(records: Sequence[tuple[KernelConfig, Measurement]]):
@@ -741,8 +736,7 @@ def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None 
     picks = sorted(ok, key=lambda cm: cm[1].us)[:PDL_TOP]
     if result.winner is not None and result.winner[0].has_kernel and result.winner not in picks:
         picks.append(result.winner)
-    linked_before = result.plan.linked if result.plan is not None else ()
-    picks += [cm for cm in ok if cm[0] in linked_before and cm not in picks]
+    picks += [cm for cm in ok if cm[0] in result.plan.linked and cm not in picks]
     added = []
     for config, base in picks:
         linked = replace(config, pdl=True)
