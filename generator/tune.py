@@ -74,7 +74,8 @@ GRAPH_TIE = 0.05
 # kernel configs (and its winner) once the search is done, on sm_90 GPUs; it is kept where it
 # takes at least PDL_GAIN less GPU time. On the H200 it took 0.73-0.93x at 1-1024 rows for most
 # one-row cluster and rowblock cells but 1.05-1.49x for others (a one-row and a 32-row cluster
-# tile, chain, persist; BENCHMARKS.md, run142), so it is measured, not assumed.
+# tile, chain, persist; BENCHMARKS.md, run142), so it is measured, not assumed (persist, once it
+# released the next kernel after its barrier, took 0.91x at the headline's 1024 rows, run189).
 PDL_TOP = 4
 PDL_GAIN = 0.03
 LOCAL_STEPS = 6  # a bucket's first measurements (firsts included) search the best one's neighbours
