@@ -10,14 +10,14 @@ us at 1024 rows against 5.85 releasing after its grid barrier (run188). Variants
   shipped     as the module renders it;
   wait first  _pdl_wait, then _pdl_release, at the kernel's start: the next grid launches while
               this one runs, and no grid launches before its predecessor is running.
-Each variant is checked first (measure.check at the bucket's rows, rows + 13 and 37 rows, 2
-seeds), then timed: GPU µs as the tuner measures it (a CUDA graph of 20 calls) and the user's
-call (mlp(), loops of 50 calls and a synchronize). The variants alternate; each number is the
-median of PDL_PROBE_ROUNDS rounds (default 5).
+Session 24's persist_tiles_probe.main checks each variant first (measure.check at the bucket's
+rows, rows + 13 and 37 rows, 2 seeds), then times it: GPU µs as the tuner measures it (a CUDA
+graph of 20 calls) and the user's call (mlp(), loops of 50 calls and a synchronize). The
+variants alternate; each number is the median of PDL_PROBE_ROUNDS rounds (default 5). Tables:
+OUT/rows<N>/tiles.txt.
 Run from the repository root: python3 docs/h200/s26/pdl_order_probe.py OUT [ROWS ...]"""
 
 import os
-import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -70,60 +70,21 @@ def variants(spec, cell: dict):
 
 
 def main(out: Path, rows_list: list[int]) -> None:
-    import torch
-    import triton
+    """Session 24's persist_tiles_probe.main, once per row count, on that bucket's variants."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from persist_pdl_probe import tiles_probe
 
-    from mlpgen.measure import check, device_problem, gpu_us, host_us, hot_path
-    from mlpgen.selfcheck import load_module
-
-    out.mkdir(parents=True, exist_ok=True)
+    probe = tiles_probe()
+    os.environ["PERSIST_PROBE"] = "grid"  # main's table: grid_variants, set per row count below
+    probe.ROUNDS = ROUNDS
     spec, tuned, _ = read_module(HEADLINE)
-    lines = []
-
-    def say(s):
-        lines.append(s)
-        print(s, flush=True)
-
-    say("| rows | kernel | variant | GPU | call |")
-    say("|---:|---|---|---:|---:|")
     for rows in rows_list:
-        cell = tuned[GPU][rows]
-        mods = {}
-        for name, (config, src) in variants(spec, cell).items():
-            f = out / f"v{rows}_{name.replace(' ', '_')}.py"
-            f.write_text(src)
-            mod = load_module(f)
-            mod.gpu_key(torch.device("cuda"))
-            x, w, b = device_problem(spec, 37, "cuda", 0)
-            hot_path(mod, config, x, w, b)()  # compile; the module's table is this config now
-            c = mod.TUNED["default"][1]
-            for m in sorted({37, rows, rows + 13}):
-                for seed in range(2):
-                    _, why = check(
-                        lambda x, w, b, out=None, mod=mod, c=c: mod._launch(x, w, b, c, out=out),
-                        spec,
-                        m,
-                        "cuda",
-                        seed,
-                    )
-                    assert not why, (rows, name, m, why)
-            mods[name] = (mod, config)
-        x, w, b = device_problem(spec, rows, "cuda", 0)
-        fns = {n: hot_path(mod, cfg, x, w, b) for n, (mod, cfg) in mods.items()}
-        t = {n: {"gpu": [], "call": []} for n in fns}
-        with torch.no_grad():
-            for _ in range(ROUNDS):
-                for n, fn in fns.items():
-                    t[n]["gpu"].append(gpu_us(fn))
-                    t[n]["call"].append(host_us(fn, torch.cuda.synchronize))
-        for n in fns:
-            med = {k: statistics.median(v) for k, v in t[n].items()}
-            say(f"| {rows} | {cell['kernel']} | {n} | {med['gpu']:.2f} | {med['call']:.2f} |")
-    say(
-        f"µs per call, medians of {ROUNDS} rounds; {torch.cuda.get_device_name()}, torch "
-        f"{torch.__version__}, triton {triton.__version__}"
-    )
-    (out / "order.txt").write_text("\n".join(lines) + "\n")
+        table = {
+            f"{rows} {name}": (config, src, 1, True)
+            for name, (config, src) in variants(spec, tuned[GPU][rows]).items()
+        }
+        probe.grid_variants = lambda spec, table=table: table
+        probe.main(out / f"rows{rows}", [rows])
 
 
 if __name__ == "__main__":
