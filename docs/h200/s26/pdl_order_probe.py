@@ -1,10 +1,11 @@
 """Written in session 26 for the next session (not run): the order of a kernel's PDL steps, for
 the headline's shipped cells that run with PDL (cluster at 1, 16 and 64 rows; persist at 256
-and 1024).
+and 1024), and chain at 1024 rows.
 
 Every kernel but layered's and persist's opens with _pdl_enter: launch_dependents, then wait.
-So the next call's grid may launch as soon as this one starts. That grid releases its own next
-one at once, so several grids can be resident and waiting. persist released that way took 8.33
+So the next call's grid may launch as soon as this one starts, and that grid lets its own next
+one launch at once (whether several waiting grids cost anything is what this probe asks; not
+measured). persist released that way took 8.33
 us at 1024 rows against 5.85 releasing after its grid barrier (run188). Variants per cell:
   plain       the cell without PDL;
   shipped     as the module renders it;
@@ -18,6 +19,7 @@ OUT/rows<N>/tiles.txt.
 Run from the repository root: python3 docs/h200/s26/pdl_order_probe.py OUT [ROWS ...]"""
 
 import os
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -32,6 +34,15 @@ ENTER = "    _pdl_enter()"
 PERSIST_WAIT = "    _pdl_wait()"
 PERSIST_RELEASE = "    _pdl_release()"
 RELEASE_NOTE = "  # the next kernel (the next call's) may launch now: this one's last layer runs\n"
+# configs timed beside the shipped cell: chain at 1024 rows took 1.48x linked (run142), its
+# later layers always launched with PDL
+EXTRA = {
+    1024: [
+        KernelConfig(
+            "chain", block_m=64, block_n=32, block_k=64, num_warps=4, num_stages=3, pdl=True
+        ).to_dict()
+    ]
+}
 
 
 def kernel_body(src: str, name: str) -> tuple[int, int]:
@@ -42,19 +53,22 @@ def kernel_body(src: str, name: str) -> tuple[int, int]:
 
 
 def wait_first(src: str, config: KernelConfig) -> str:
-    """The kernel's wait first, then its release, both at its start."""
-    start, end = kernel_body(src, config.kernel_name)
-    body = src[start:end]
-    if config.strategy == "persist":
-        assert body.count(PERSIST_RELEASE) == 1 and body.count(PERSIST_WAIT) == 1
-        body = body.replace(PERSIST_RELEASE + RELEASE_NOTE, "", 1)
-        wait_line = body[body.index(PERSIST_WAIT) :].split("\n", 1)[0]
-        body = body.replace(wait_line, wait_line + "\n" + PERSIST_RELEASE, 1)
-    else:
-        assert body.count(ENTER) == 1, config.kernel_name
-        line = body[body.index(ENTER) :].split("\n", 1)[0]
-        body = body.replace(line, PERSIST_WAIT + "\n" + PERSIST_RELEASE, 1)
-    return src[:start] + body + src[end:]
+    """Each of the config's kernels (chain's: one a layer) waits first, then releases, both at
+    its start."""
+    for name in re.findall(rf"def ({config.kernel_name}(?:_l\d+)?)\(", src):
+        start, end = kernel_body(src, name)
+        body = src[start:end]
+        if config.strategy == "persist":
+            assert body.count(PERSIST_RELEASE) == 1 and body.count(PERSIST_WAIT) == 1
+            body = body.replace(PERSIST_RELEASE + RELEASE_NOTE, "", 1)
+            wait_line = body[body.index(PERSIST_WAIT) :].split("\n", 1)[0]
+            body = body.replace(wait_line, wait_line + "\n" + PERSIST_RELEASE, 1)
+        else:
+            assert body.count(ENTER) == 1, name
+            line = body[body.index(ENTER) :].split("\n", 1)[0]
+            body = body.replace(line, PERSIST_WAIT + "\n" + PERSIST_RELEASE, 1)
+        src = src[:start] + body + src[end:]
+    return src
 
 
 def variants(spec, cell: dict):
@@ -80,8 +94,9 @@ def main(out: Path, rows_list: list[int]) -> None:
     spec, tuned, _ = read_module(HEADLINE)
     for rows in rows_list:
         table = {
-            f"{rows} {name}": (config, src, 1, True)
-            for name, (config, src) in variants(spec, tuned[GPU][rows]).items()
+            f"{rows} {cell['strategy']} {name}": (config, src, 1, True)
+            for cell in [tuned[GPU][rows], *EXTRA.get(rows, [])]
+            for name, (config, src) in variants(spec, cell).items()
         }
         probe.grid_variants = lambda spec, table=table: table
         probe.main(out / f"rows{rows}", [rows])
