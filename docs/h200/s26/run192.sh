@@ -1,7 +1,7 @@
 #!/bin/bash
 # Written in session 26 for the next session (not run: no device time left): pdl_order_probe.py
-# (each shipped PDL cell of the headline plain, as shipped, and with its wait before its
-# release) at 1, 16, 64, 256 and 1024 rows.
+# (each shipped PDL cell of the headline, and chain at 1024 rows: plain, as shipped, and with
+# its wait before its release) at 1, 16, 64, 256 and 1024 rows.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PYTHONPATH || exit 1
 python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1
 export PYTHONUNBUFFERED=1
