@@ -724,18 +724,19 @@ def collect(study: optuna.Study, bucket: Bucket) -> BucketResult:
 
 
 def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None = None):
-    """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest kernel configs, its winner
-    and the previous winners that ran with it (Bucket.linked: run179's re-tune of the headline's
-    256 rows measured the shipped persist cell without PDL 5th fastest, 5.62 us against its 5.14
-    with PDL in run172, and did not try it linked); a PDL variant joins the bucket's records
+    """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest configs that take it
+    (KernelConfig.takes_pdl: not layered's), its winner and the previous winners that ran with
+    it (Bucket.linked: run179's re-tune of the headline's 256 rows measured the shipped persist
+    cell without PDL 5th fastest, 5.62 us against its 5.14 with PDL in run172, and did not try
+    it linked); a PDL variant joins the bucket's records
     where it took PDL_GAIN less GPU time than the same config without, and the call winner is
     picked again over them; the CUDA-graph winner over the times without PDL. Its measurements
     are recorded as trials of state "pdl", and kept in the study's user attributes: a resumed
     run replays them instead of measuring again (so it picks the same winners)."""
-    ok = [(c, m) for c, m in result.pairs if m.ok and c.has_kernel and not c.pdl]
+    ok = [(c, m) for c, m in result.pairs if m.ok and c.takes_pdl and not c.pdl]
     tried = {c for c, _ in result.pairs}
     picks = sorted(ok, key=lambda cm: cm[1].us)[:PDL_TOP]
-    if result.winner is not None and result.winner[0].has_kernel and result.winner not in picks:
+    if result.winner is not None and result.winner[0].takes_pdl and result.winner not in picks:
         picks.append(result.winner)
     picks += [cm for cm in ok if cm[0] in result.plan.linked and cm not in picks]
     added = []

@@ -906,3 +906,26 @@ def test_pdl_measurements_are_replayed_when_a_run_resumes():
     b = search(dataclasses.replace(job((1,)), pdl=True), [again], storage, quiet())
     assert not any(c.pdl for _, c in again.calls)
     assert b[1].winner == a[1].winner and b[1].winner[0].pdl
+
+
+def test_pdl_is_not_tried_on_kernels_that_launch_plainly(pin_domains):
+    """layered's kernels do not wait for the previous one, so the module launches them plainly
+    whatever the cell says: PDL is not tried on them even where they are the fastest, and is on
+    the other kernel configs (run193 kept a layered "PDL" variant on noise: 31.39 us against
+    33.12 for the same launches)."""
+    pin_domains({**TABLE, "layered": {"block_m": (64,), "block_n": (64, 128), "block_k": (64,)}})
+
+    def fn(bucket, c):
+        m = landscape(bucket, dataclasses.replace(c, pdl=False, strategy="persist"))
+        if c.strategy == "layered":
+            m = dataclasses.replace(m, us=m.us * 0.05)  # layered the fastest by far
+        return dataclasses.replace(m, us=m.us * 0.5) if c.pdl else m  # linked: half the time
+
+    rec = Recorder(fn)
+    r = search(dataclasses.replace(job((4096,), trials=16), pdl=True), [rec], memory(), quiet())
+    layered = [c for _, c in rec.calls if c.strategy == "layered"]
+    assert layered and not any(c.pdl for c in layered)
+    assert r[4096].winner[0].strategy == "layered" and not r[4096].winner[0].pdl
+    assert any(c.pdl for _, c in rec.calls)  # the pass ran: on the persist configs
+    linked = [KernelConfig.from_dict(t["config"]) for t in r[4096].trials if t["state"] == "pdl"]
+    assert linked and all(c.strategy == "persist" for c in linked)
