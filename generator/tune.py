@@ -71,11 +71,12 @@ TIE = 0.10  # scores within 10% of the best are a tie: at launch-bound buckets e
 # run116 and run122), and at the headline's 256 rows chain took 5.16 us against 5.59 (run122)
 GRAPH_TIE = 0.05
 # PDL linking consecutive calls (KernelConfig.pdl) is tried on each bucket's PDL_TOP fastest
-# kernel configs (and its winner) once the search is done, on sm_90 GPUs; it is kept where it
-# takes at least PDL_GAIN less GPU time. On the H200 it took 0.73-0.93x at 1-1024 rows for most
-# one-row cluster and rowblock cells but 1.05-1.49x for others (a one-row and a 32-row cluster
-# tile, chain, persist; BENCHMARKS.md, run142), so it is measured, not assumed (persist, once it
-# released the next kernel after its barrier, took 0.91x at the headline's 1024 rows, run189).
+# kernel configs that take it (and its winner) once the search is done, on sm_90 GPUs; it is
+# kept where it takes at least PDL_GAIN less GPU time. On the H200 it took 0.73-0.93x at 1-1024
+# rows for most one-row cluster and rowblock cells but 1.05-1.49x for others (a one-row and a
+# 32-row cluster tile, chain, persist; BENCHMARKS.md, run142), so it is measured, not assumed
+# (persist, once it released the next kernel after its barrier, took 0.91x at the headline's
+# 1024 rows, run189; chain, once its kernels waited before releasing, 0.93x, run192).
 PDL_TOP = 4
 PDL_GAIN = 0.03
 LOCAL_STEPS = 6  # a bucket's first measurements (firsts included) search the best one's neighbours
