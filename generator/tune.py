@@ -729,11 +729,11 @@ def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None 
     (KernelConfig.takes_pdl: not layered's), its winner and the previous winners that ran with
     it (Bucket.linked: run179's re-tune of the headline's 256 rows measured the shipped persist
     cell without PDL 5th fastest, 5.62 us against its 5.14 with PDL in run172, and did not try
-    it linked); a PDL variant joins the bucket's records
-    where it took PDL_GAIN less GPU time than the same config without, and the call winner is
-    picked again over them; the CUDA-graph winner over the times without PDL. Its measurements
-    are recorded as trials of state "pdl", and kept in the study's user attributes: a resumed
-    run replays them instead of measuring again (so it picks the same winners)."""
+    it linked); a PDL variant joins the bucket's records where it took PDL_GAIN less GPU time
+    than the same config without, and the call winner is picked again over them; the CUDA-graph
+    winner over the times without PDL. Its measurements are recorded as trials of state "pdl",
+    and kept in the study's user attributes: a resumed run replays them instead of measuring
+    again (so it picks the same winners)."""
     ok = [(c, m) for c, m in result.pairs if m.ok and c.takes_pdl and not c.pdl]
     tried = {c for c, _ in result.pairs}
     picks = sorted(ok, key=lambda cm: cm[1].us)[:PDL_TOP]

@@ -916,16 +916,18 @@ def test_pdl_is_not_tried_on_kernels_that_launch_plainly(pin_domains):
     pin_domains({**TABLE, "layered": {"block_m": (64,), "block_n": (64, 128), "block_k": (64,)}})
 
     def fn(bucket, c):
-        m = landscape(bucket, dataclasses.replace(c, pdl=False, strategy="persist"))
-        if c.strategy == "layered":
-            m = dataclasses.replace(m, us=m.us * 0.05)  # layered the fastest by far
-        return dataclasses.replace(m, us=m.us * 0.5) if c.pdl else m  # linked: half the time
+        plain = dataclasses.replace(c, pdl=False)
+        if c.strategy == "layered":  # persist's landscape, 20x faster: the fastest by far
+            m = landscape(bucket, dataclasses.replace(plain, strategy="persist"))
+            m = dataclasses.replace(m, us=m.us * 0.05)
+        else:
+            m = landscape(bucket, plain)
+        return dataclasses.replace(m, us=m.us * 0.5) if c.pdl and m.ok else m  # linked: half
 
     rec = Recorder(fn)
     r = search(dataclasses.replace(job((4096,), trials=16), pdl=True), [rec], memory(), quiet())
     layered = [c for _, c in rec.calls if c.strategy == "layered"]
     assert layered and not any(c.pdl for c in layered)
     assert r[4096].winner[0].strategy == "layered" and not r[4096].winner[0].pdl
-    assert any(c.pdl for _, c in rec.calls)  # the pass ran: on the persist configs
     linked = [KernelConfig.from_dict(t["config"]) for t in r[4096].trials if t["state"] == "pdl"]
-    assert linked and all(c.strategy == "persist" for c in linked)
+    assert linked and all(c.takes_pdl for c in linked)  # the pass ran, on the other kernels
