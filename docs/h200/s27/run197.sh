@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written in session 27 for the next session (not run: no device time left): every GPU test on
+# Written in session 27 for the next session (run in session 28): every GPU test on
 # session 27's final code (chain's wait-then-release, the PDL pass skipping layered, the re-tuned
 # cells); run196 ran only the shipped modules', chain's and PDL's GPU tests on it.
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PYTHONPATH || exit 1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Written in session 27 for the next session (not run: no device time left): 784,1024,1024,10
+# Written in session 27 for the next session; session 28 ran it as part of s28/run199.sh. 784,1024,1024,10
 # fp32's 64 and 1024-row cells run persist without PDL. They were tuned (run172) while persist
 # released the next kernel at its start (the headline's persist took 1.11-1.13x its plain GPU
 # time so at 1024 rows, run142 and run144); since session 26 it releases after its last barrier
