@@ -47,8 +47,8 @@ BIAS = True
 TUNED = {
     "NVIDIA H200|sm90|132": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 57.881, "eager_us": 15.158, "graph_block_k": 64, "graph_block_m": 64, "graph_block_n": 32, "graph_chunk": 64, "graph_kernel": "", "graph_num_stages": 1, "graph_num_warps": 4, "graph_strategy": "epilogue", "graph_us": 12.261, "host_us": 14.929, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 14.653},
-        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 87.104, "eager_us": 74.861, "host_us": 16.607, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "strategy": "persist", "us": 15.822},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 124.886, "eager_us": 120.263, "host_us": 33.216, "kernel": "_k_persist_m64_n128_last16_k64", "last_block_n": 16, "num_stages": 3, "num_warps": 4, "strategy": "persist", "us": 32.029},
+        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 77.602, "eager_us": 75.382, "host_us": 15.28, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.225},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 123.744, "eager_us": 119.992, "host_us": 30.692, "kernel": "_k_persist_m64_n128_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 8, "strategy": "persist", "us": 29.985},
         16384: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 1360.229, "eager_us": 1347.28, "host_us": 301.551, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 299.474},
         262144: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 20688.077, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 4650.776},
     },
@@ -62,7 +62,7 @@ TUNED = {
 }
 
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1], "compile_seconds": 14.3, "cuda": "13.0", "date": "2026-12-02T09:06:40", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 30, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 90.0, "torch": "2.11.0+cu130", "trials": 32, "triton": "3.6.0", "tuning_seconds": 13.5, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [64, 1024], "compile_seconds": 18.1, "cuda": "13.0", "date": "2026-12-02T10:10:34", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 64, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 125.0, "torch": "2.11.0+cu130", "trials": 32, "triton": "3.6.0", "tuning_seconds": 21.8, "workers": 1},
 }
 
 
