@@ -111,7 +111,7 @@ def bench_sections(data: dict) -> list[tuple[str, list[str], list[list[str]]]]:
             "host_speedup",
         ),
         (
-            "GPU time, µs (do_bench median; graphs: replay) and speedup vs eager",
+            "GPU time, µs (one call after an L2 flush; graphs: replay) and speedup vs eager",
             "gpu_us",
             "gpu_speedup",
         ),
@@ -226,7 +226,7 @@ def plot_bench(data: dict, path: Path) -> Path:
         (key, title)
         for key, title in (
             ("host_us", "per-call time (loop of calls, one sync)"),
-            ("gpu_us", "GPU time (do_bench median; graphs: replay)"),
+            ("gpu_us", "GPU time (one call after an L2 flush; graphs: replay)"),
         )
         if any(r.get(key) is not None for r in data["results"])
     ]

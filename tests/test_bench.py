@@ -4,6 +4,7 @@ fixture, its plumbing on the CPU, its refusals; the real run on a GPU (gpu-marke
 import json
 import math
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -311,3 +312,22 @@ def test_bench_on_gpu_every_contender_is_correct(load_generated):
         assert r["status"] == "ok", r
         assert r["host_us"] > 0 and r["gpu_us"] > 0, r
         assert r["rel_err"] <= TOLERANCE["fp16"], r
+
+
+@pytest.mark.gpu
+def test_gpu_time_leaves_out_the_hosts_launch():
+    """A call that spends 300 µs on the host before its one small kernel: the flush alone
+    (triton's do_bench; ~55 µs of GPU time on the H200) ends before that kernel is launched, so
+    the events around the call would time the host. Keeping the GPU busy over the launch times
+    the kernel: one small launch is ~3.4 µs between events on the H200 (run202)."""
+    x = torch.zeros(1024, device="cuda")
+
+    def call():
+        until = time.perf_counter() + 300e-6
+        while time.perf_counter() < until:
+            pass
+        x.add_(1)
+
+    host_us = bench.host_time_us(call, torch.cuda.synchronize)
+    assert host_us > 250, host_us
+    assert bench.gpu_time_us(call, warmup_ms=5, rep_ms=20, host_us=host_us) < 50
