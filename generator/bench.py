@@ -311,7 +311,7 @@ def host_time_us(
     return statistics.median(samples) * 1e6
 
 
-FLUSH_BYTES = 256 << 20  # more than any GPU's L2 (the H200's: 60 MB); what do_bench zeroes
+FLUSH_BYTES = 256 << 20  # what triton's do_bench zeroes to flush the L2 (larger than an L2)
 SPIN_US = (20.0, 1000.0)  # the spin before a timed call: twice its host time, within these
 
 
