@@ -51,7 +51,8 @@ def main(out: Path) -> None:
     for rows, stages in STAGES.items():
         shipped = KernelConfig.from_dict(tuned[GPU][rows])
         x, w, b = device_problem(spec, rows, "cuda", 0)
-        calls = {"eager": lambda seq=build_sequential(spec, w, b), x=x: seq(x)}
+        seq = build_sequential(spec, w, b)
+        calls = {"eager": lambda seq=seq, x=x: seq(x)}
         for s in stages:
             config = replace(shipped, num_stages=s)
             name = f"{config.strategy} {s} stage(s)" + (" (shipped)" if config == shipped else "")
