@@ -119,12 +119,15 @@ DOMAINS: dict[str, dict[str, tuple[int, ...]]] = {
         # the H200 probe (BENCHMARKS.md, eighth session) ran layered's 64 x 64 x 64 tile with 4
         # warps; 32-row and 32-column tiles give the few hundred rows more programs. At 64 rows
         # (ninth session, run59) 16 x 16 tiles with block_k 128 and 2 or 4 warps took 4.70 us
-        # against split's 5.82: small tiles spread a small batch's weights over many SMs
+        # against split's 5.82: small tiles spread a small batch's weights over many SMs.
+        # 1024,4096,1024 bf16's 64 x 32 x 128 tile at 64 rows took 15.22 us with 4 stages
+        # against 15.51 with 3 and 23.15 with 2 back to back, and 22.18 / 26.05 / 43.94 after
+        # an L2 flush (twenty-eighth session, run204)
         "block_m": (16, 32, 64),
         "block_n": (16, 32, 64),
         "block_k": (64, 128),
         "num_warps": (2, 4),
-        "num_stages": (3,),
+        "num_stages": (3, 4),
     },
     "epilogue": {},  # cuBLAS GEMMs with cuBLASLt's bias+activation epilogue: no fields
     "torch": {},  # the unfused torch path: always a candidate, in every bucket
