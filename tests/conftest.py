@@ -9,6 +9,7 @@ if os.environ.get("MLPGEN_TEST_GPU") != "1":
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import pytest  # noqa: E402
+import triton  # noqa: E402,F401  (now, whichever test runs first: some unset TRITON_INTERPRET)
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
