@@ -134,6 +134,9 @@ def merge_runs(runs: Sequence[dict]) -> dict:
             if key not in cells or cells[key]["status"].startswith("skipped"):
                 cells[key] = copy.deepcopy(r)
         merged.setdefault("merged_commands", [first.get("command")]).append(other.get("command"))
+    methods = list(dict.fromkeys(lookup(r, "settings.gpu_time") for r in runs))
+    if len(methods) > 1:  # runs recorded before and after gpu_time_us changed
+        merged.setdefault("settings", {})["gpu_time"] = methods
     order = {c.name: i for i, c in enumerate(CONTENDERS)}
     merged["results"] = sorted(
         cells.values(), key=lambda r: (r["batch"], order.get(r["contender"], 99))
@@ -311,6 +314,10 @@ def host_time_us(
     return statistics.median(samples) * 1e6
 
 
+GPU_TIME = (  # how gpu_time_us times: recorded in each run's settings
+    "median of one call between CUDA events, the L2 flushed before each and the GPU kept busy "
+    "over the call's launch; graph contenders: graph replay"
+)
 FLUSH_BYTES = 256 << 20  # what triton's do_bench zeroes to flush the L2 (larger than an L2)
 SPIN_US = (20.0, 1000.0)  # the spin before a timed call: twice its host time, within these
 
@@ -545,8 +552,7 @@ def run_bench(
             "order": "eager, graphs and mlpgen at every batch size first, then each "
             "torch.compile mode at every batch size",
             "host_time": "median over loops of calls followed by one synchronize",
-            "gpu_time": "median of one call between CUDA events, the L2 flushed before each "
-            "and the GPU kept busy over the call's launch; graph contenders: graph replay",
+            "gpu_time": GPU_TIME,
             "compile": "one torch.compile per mode, dynamic=False: each batch size is compiled "
             "on its first call; compile_s is that time and is not in the timings",
         },

@@ -123,6 +123,9 @@ def bench_sections(data: dict) -> list[tuple[str, list[str], list[list[str]]]]:
     return sections
 
 
+DO_BENCH = "triton.testing.do_bench"  # how recorded runs' settings name the earlier GPU time
+
+
 def bench_notes(data: dict) -> list[str]:
     notes = []
     for r in data["results"]:
@@ -170,6 +173,15 @@ def bench_notes(data: dict) -> list[str]:
         )
     if data.get("merged_commands"):
         notes.append(f"merged from {len(data['merged_commands'])} runs")
+    method = data.get("settings", {}).get("gpu_time")
+    methods = method if isinstance(method, list) else [method]  # a list: merged runs differ
+    if any(m and m.startswith(DO_BENCH) for m in methods):
+        some = " in some of the merged runs" if len(methods) > 1 else ""
+        notes.append(
+            f"GPU time{some} by triton.testing.do_bench alone (recorded before bench kept the GPU "
+            "busy over each call's launch): where a call's launches outlast do_bench's L2 "
+            "flush, that time includes the host's"
+        )
     return notes
 
 

@@ -129,6 +129,26 @@ def test_merge_runs_fills_what_the_first_run_skipped(fixture_data):
         bench.merge_runs([first, other_gpu])
 
 
+def test_runs_timed_by_do_bench_alone_say_so(fixture_data):
+    """Runs recorded before bench kept the GPU busy over each call's launch timed the host too
+    where a call's launches outlast do_bench's flush: re-printed, they say so; merged with a run
+    of today's bench, the note says it was some of them."""
+    old = json.loads(json.dumps(fixture_data))
+    old["settings"]["gpu_time"] = "triton.testing.do_bench median (L2 flushed before each call)"
+    new = json.loads(json.dumps(fixture_data))
+    new["settings"]["gpu_time"] = bench.GPU_TIME
+
+    def do_bench_notes(data):
+        return [n for n in report.bench_notes(data) if "do_bench alone" in n]
+
+    assert len(do_bench_notes(old)) == 1 and not do_bench_notes(new)
+    assert "note: GPU time by triton.testing.do_bench alone" in report.bench_text(old)
+    merged = bench.merge_runs([new, old])
+    assert merged["settings"]["gpu_time"] == [bench.GPU_TIME, old["settings"]["gpu_time"]]
+    assert "in some of the merged runs" in do_bench_notes(merged)[0]
+    assert not do_bench_notes(bench.merge_runs([new, new]))
+
+
 def test_table_from_recorded_fixture(fixture_data):
     text = report.bench_text(fixture_data)
     lines = text.splitlines()
