@@ -362,10 +362,9 @@ def gpu_time_us(call: Callable[[], object], warmup_ms: int, rep_ms: int, host_us
     each_ms = max(events[0].elapsed_time(events[1]) / 5, 1e-3)
     for _ in range(max(1, int(warmup_ms / each_ms))):
         call()
-    starts, ends = (
-        [torch.cuda.Event(enable_timing=True) for _ in range(max(5, int(rep_ms / each_ms)))]
-        for _ in range(2)
-    )
+    n = max(5, int(rep_ms / each_ms))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     for start, end in zip(starts, ends):
         timed(start, end)
     torch.cuda.synchronize()
