@@ -4,7 +4,10 @@ from pathlib import Path
 
 from mlpgen.trials import replay
 
-H200_LOG = Path(__file__).resolve().parents[1] / "docs/h200/s2/exhaustive_64_16384.trials.json"
+H200_LOG = (
+    Path(__file__).resolve().parents[1]
+    / "benchmarks/results/h200/exhaustive/mlp_256x512x256_gelu_fp16.trials.json"
+)
 
 
 def test_replayed_h200_search_gets_within_3_percent_with_30_percent_of_the_trials():
