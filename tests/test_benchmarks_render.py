@@ -1,0 +1,157 @@
+"""benchmarks/render.py: BENCHMARKS.md and README.md's results table from recorded bench JSON."""
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("benchmarks_render", ROOT / "benchmarks/render.py")
+render = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = render  # its dataclass looks its module up there
+spec.loader.exec_module(render)
+
+NAME = "mlp_16x32x8_relu_fp16"
+HOST = {"eager": 40.0, "compile": 120.0, "mlpgen": 8.0, "eager+graph": 9.0, "mlpgen+graph": 3.0}
+GPU = {"eager": 12.0, "compile": 11.0, "mlpgen": 4.0, "eager+graph": 11.5, "mlpgen+graph": 3.5}
+
+
+def bench_run(name: str = NAME, batches=(1, 64)) -> dict:
+    """What `mlpgen bench --json` writes, cut down to what the renderer reads."""
+    return {
+        "command": f"mlpgen bench tuned/{name}.py --json",
+        "module": f"tuned/{name}.py",
+        "name": name,
+        "spec": {"widths": [16, 32, 8], "act": "relu", "out_act": "none", "dtype": "fp16"},
+        "env": {
+            "torch": "2.11.0",
+            "triton": "3.6.0",
+            "python": "3.12.3",
+            "mlpgen": "0.1.0",
+            "date": "2026-12-02T10:00:00",
+            "gpu": "NVIDIA H200",
+            "gpu_key": "NVIDIA H200|sm90|132",
+            "cuda": "13.0",
+            "tuned_for_this_gpu": True,
+        },
+        "settings": {"host_time": "loops of calls", "gpu_time": "one call after a flush"},
+        "contenders": [{"name": n, "compile_mode": None} for n in HOST],
+        "batches": list(batches),
+        "dispatch": {str(b): {"call": "_k_rowblock_m16_c32 (PDL)"} for b in batches},
+        "results": [
+            {"batch": b, "contender": n, "status": "ok", "host_us": HOST[n], "gpu_us": GPU[n]}
+            for b in batches
+            for n in HOST
+        ],
+    }
+
+
+def write(folder: Path, data: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{data['name']}.json").write_text(json.dumps(data))
+
+
+@pytest.fixture
+def results(tmp_path) -> Path:
+    write(tmp_path / "benchmarks" / "results" / "h200", bench_run())
+    return tmp_path / "benchmarks" / "results"
+
+
+def test_a_module_row_has_its_times_and_speedups(results):
+    text = render.benchmarks_md(render.load(results))
+    header = (
+        "| batch | eager µs | compile µs | mlpgen µs | eager / mlpgen | compile / mlpgen "
+        "| graph: eager µs | graph: mlpgen µs | graph: eager / mlpgen "
+        "| GPU: eager µs | GPU: mlpgen µs | GPU: eager / mlpgen | mlpgen ran |"
+    )
+    row = (
+        "| 64 | 40.0 | 120.0 | 8.00 | 5.00× | 15.00× | 9.00 | 3.00 | 3.00× "
+        "| 12.0 | 4.00 | 3.00× | `_k_rowblock_m16_c32 (PDL)` |"
+    )
+    assert header in text.splitlines()
+    assert row in text.splitlines()
+    cmd = f"`mlpgen bench tuned/{NAME}.py --json > benchmarks/results/h200/{NAME}.json`"
+    assert cmd in text.splitlines()
+    assert f"| `{NAME}` | 5.00× | 5.00× |" in text  # the matrix: eager / mlpgen per call
+    assert "| NVIDIA H200 | NVIDIA H200\\|sm90\\|132 | 13.0 | 2.11.0 | 3.6.0 |" in text
+
+
+def test_a_wrong_cell_says_so_and_gets_no_speedup(results):
+    data = bench_run()
+    bad = next(r for r in data["results"] if r["batch"] == 1 and r["contender"] == "mlpgen")
+    bad.update(status="WRONG", rel_err=0.5)
+    write(results / "h200", data)
+    text = render.benchmarks_md(render.load(results))
+    assert "| 1 | 40.0 | 120.0 | WRONG | - | - |" in text
+    assert "mlpgen at batch 1: WRONG output" in text
+
+
+def test_sections_without_results_are_left_out(results):
+    text = render.benchmarks_md(render.load(results))
+    for title in ("## Training step", "## Tune times", "## Search quality"):
+        assert title not in text
+
+
+def test_sections_with_results_are_rendered(results):
+    h200 = results / "h200"
+    write(h200 / "train", bench_run())
+    tuned = {"seconds": 40.0, "measured": 300, "compile_seconds": 20.5, "total_seconds": 61.0}
+    tuned["buckets"] = {"1": {}, "64": {}}
+    write(h200 / "tune", {"name": NAME, "spec": bench_run()["spec"], "tuned": tuned})
+    table = {
+        "name": "replay",
+        "title": "Held-out replay",
+        "command": "mlpgen replay log.json",
+        "header": ["spec", "within 3%"],
+        "rows": [["256,512,256", "19/20"]],
+    }
+    write(h200 / "search", table)
+    text = render.benchmarks_md(render.load(results))
+    assert "## Training step: NVIDIA H200" in text
+    assert f"| `{NAME}` | 2 | 300 | 20.5 | 61.0 |" in text
+    tune_cmd = "mlpgen --widths 16,32,8 --act relu --dtype fp16 --json > "
+    assert f"- `{tune_cmd}benchmarks/results/h200/tune/{NAME}.json`" in text
+    assert "#### Held-out replay" in text and "| 256,512,256 | 19/20 |" in text
+
+
+def test_readme_table_replaces_only_what_is_between_its_markers(results):
+    write(results / "h200", bench_run(render.HEADLINE[1], batches=(1, 64, 1024)))
+    table = render.readme_table(render.load(results))
+    readme = f"intro\n{render.README_BEGIN}\nold table\n{render.README_END}\nrest\n"
+    out = render.with_readme_table(readme, table)
+    assert out.startswith("intro\n") and out.endswith(f"{render.README_END}\nrest\n")
+    assert "old table" not in out
+    assert "| 1024 | 40.0 | 8.00 | 5.00× | 12.0 | 4.00 | 3.00× |" in out
+    assert "compile" not in out  # eager and mlpgen only
+
+
+def test_over_the_line_budget_nothing_is_written(tmp_path, capsys):
+    results = tmp_path / "benchmarks" / "results"
+    for i in range(40):
+        write(results / "h200", bench_run(f"mlp_{i}x8_relu_fp16", batches=(1, 16, 64, 256)))
+    assert render.main(["--results", str(results), "--check"]) == 1
+    assert f"at most {render.MAX_LINES}" in capsys.readouterr().err
+
+
+def test_committed_docs_are_rendered_from_committed_results():
+    """BENCHMARKS.md and README.md's table are what the results in the tree render to: a new
+    result needs `python benchmarks/render.py`, and neither file is edited by hand."""
+    gpus = render.load()
+    text = render.benchmarks_md(gpus)
+    assert text.count("\n") <= render.MAX_LINES
+    assert (ROOT / "BENCHMARKS.md").read_text() == text
+    readme = (ROOT / "README.md").read_text()
+    assert render.README_BEGIN in readme
+    assert render.with_readme_table(readme, render.readme_table(gpus)) == readme
+
+
+def test_recorded_results_name_their_command_and_no_run():
+    for path in sorted((ROOT / "benchmarks" / "results").glob("*/*.json")):
+        data = json.loads(path.read_text())
+        assert data["command"].startswith(f"mlpgen bench {data['module']} "), path
+        assert data["env"]["gpu"] and data["env"]["torch"] and data["env"]["triton"], path
+        flat = json.dumps(data)
+        assert not re.search(r"run[0-9]+|session", flat, re.IGNORECASE), path
