@@ -23,18 +23,13 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mlpgen.activations import ACTIVATIONS
-from mlpgen.emit import (
-    DEFAULT_KEY,
-    graph_cell,
-    kernel_text,
-    module_path,
-    read_module,
-    write_module,
-)
-from mlpgen.space import DEFAULT_BUCKETS, heuristic_config
-from mlpgen.spec import DTYPES, MAX_WIDTH, STRATEGIES, MLPSpec, SpecError
+if TYPE_CHECKING:
+    from mlpgen.spec import MLPSpec
+
+# The rest of mlpgen (and torch with it) is imported inside the functions: `main` is entered
+# within milliseconds, so that a Ctrl-C while torch loads is caught there too.
 
 MAX_LINE = 300  # an error line is cut to this many characters
 MAX_SHOWN = 60  # an offending value is shown up to this many characters
@@ -145,7 +140,7 @@ def parse_widths(text: str) -> tuple[int, ...]:
     for t in items:
         if not INT.fullmatch(t.strip()):
             raise UsageError(f"--widths: {short(t)} is not an integer in ASCII digits")
-        widths.append(ascii_int(t, "--widths: width", 1, MAX_WIDTH))
+        widths.append(ascii_int(t, "--widths: width", 1, spec_module().MAX_WIDTH))
     if len(widths) < 2:
         raise UsageError("--widths needs at least 2 entries (inputs and outputs), got 1")
     return tuple(widths)
@@ -231,9 +226,13 @@ def checked_storage(text: str | None) -> None:
 
     try:
         url = make_url(text)
-        url.get_dialect()
+        dialect = url.get_dialect()
     except (ArgumentError, NoSuchModuleError, ValueError):
         raise UsageError(f"--storage {short(text)}: not a database URL Optuna can open") from None
+    try:
+        dialect.import_dbapi()
+    except ImportError as e:
+        raise UsageError(f"--storage {short(text)}: its database driver is missing ({e})") from None
     if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
         output_file(url.database, "--storage")
 
@@ -248,8 +247,10 @@ def existing_module(text: str) -> tuple[Path, MLPSpec, dict, dict]:
     Returns (path, spec, tuned, provenance); any damage is one line."""
     path = checked_path(text, "module")
     name = short(text)
-    if not probe(path, "module") or not path.is_file():
+    if not probe(path, "module"):
         raise UsageError(f"{name}: no such file")
+    if not path.is_file():
+        raise UsageError(f"{name}: not a regular file")
     if path.stat().st_size > MAX_MODULE_BYTES:
         raise UsageError(f"{name}: not an mlpgen module (larger than {MAX_MODULE_BYTES >> 20} MiB)")
     try:
@@ -284,9 +285,11 @@ def existing_module(text: str) -> tuple[Path, MLPSpec, dict, dict]:
         damage = "PROVENANCE is not a dict"
     if damage:
         raise UsageError(f"{name}: damaged module: {damage}")
+    from mlpgen.emit import read_module
+
     try:
         spec, tuned, provenance = read_module(path)
-    except (SpecError, ValueError, TypeError, KeyError, AttributeError) as e:
+    except (ValueError, TypeError, KeyError, AttributeError) as e:  # SpecError is a ValueError
         raise UsageError(f"{name}: damaged module: {one_line(e)}") from None
     return path, spec, tuned, provenance
 
@@ -306,7 +309,7 @@ def table_damage(tuned: object) -> str | None:
                 return f"{where}: bucket {short(bucket, 30)} is not a positive integer"
             if not isinstance(cell, dict):
                 return f"{where}[{bucket}] is a {type(cell).__name__}, not a dict"
-            if cell.get("strategy") not in STRATEGIES:
+            if cell.get("strategy") not in spec_module().STRATEGIES:
                 return f"{where}[{bucket}] names no known strategy"
     return None
 
@@ -344,8 +347,10 @@ def load_runs(files: list[str], flag: str) -> dict:
     runs = []
     for text in files:
         path = checked_path(text, flag)
-        if not probe(path, flag) or not path.is_file():
+        if not probe(path, flag):
             raise UsageError(f"{flag} {short(text)}: no such file")
+        if not path.is_file():
+            raise UsageError(f"{flag} {short(text)}: not a regular file")
         if path.stat().st_size > MAX_JSON_BYTES:
             raise UsageError(f"{flag} {short(text)}: larger than {MAX_JSON_BYTES >> 20} MiB")
         try:
@@ -395,6 +400,8 @@ def run_damage(data: object) -> str | None:
 
 
 def add_tune_options(p: argparse.ArgumentParser) -> None:
+    from mlpgen.space import DEFAULT_BUCKETS
+
     p.add_argument(
         "--batches",
         type=batches_arg,
@@ -451,6 +458,9 @@ def tune_options(args: argparse.Namespace):
 
 
 def generate_parser() -> Parser:
+    from mlpgen.activations import ACTIVATIONS
+    from mlpgen.spec import DTYPES
+
     p = Parser(
         prog="mlpgen",
         description="Generate and tune a fused Triton kernel for an MLP.",
@@ -500,6 +510,8 @@ def interpreter_check(path: Path, spec: MLPSpec, buckets) -> dict:
     """Run the module's kernel on the CPU through Triton's interpreter against the reference.
     A bf16 module is checked through its fp16 twin (the same kernels but for the element type):
     the interpreter's bf16 tl.dot returns garbage (tests/test_kernel_interpret.py)."""
+    from mlpgen.emit import module_path, write_module
+
     if spec.dtype == "bf16":
         twin = dataclasses.replace(spec, dtype="fp16")
         with tempfile.TemporaryDirectory(prefix="mlpgen-check-") as tmp:
@@ -524,6 +536,10 @@ def log(msg: str) -> None:
 
 
 def cmd_generate(argv: list[str]) -> int:
+    from mlpgen.emit import DEFAULT_KEY, module_path, read_module, write_module
+    from mlpgen.space import heuristic_config
+    from mlpgen.spec import MLPSpec
+
     args = generate_parser().parse_args(argv)
     spec = MLPSpec(
         widths=parse_widths(args.widths),
@@ -629,6 +645,8 @@ def cmd_show(argv: list[str]) -> int:
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
     _, spec, tuned, provenance = existing_module(args.path)
+    from mlpgen.emit import graph_cell, kernel_text
+
     if args.json:
         print(
             json.dumps({"spec": spec.to_dict(), "tuned": tuned, "provenance": provenance}, indent=2)
@@ -677,6 +695,8 @@ def show_row(bucket: int, cell: dict) -> str:
     def cost(us, host):
         values = [v for v in (cell.get(us), cell.get(host)) if isnum(v)]
         return max(values) if values else None
+
+    from mlpgen.emit import kernel_text
 
     ours, eager = cost("us", "host_us"), cost("eager_us", "eager_host_us")
     speedup = f"{eager / ours:6.2f}x" if ours and eager else f"{'-':>7}"
@@ -856,6 +876,18 @@ def dispatch(argv: list[str]) -> int:
     return cmd_generate(argv)
 
 
+def spec_module():
+    import mlpgen.spec
+
+    return mlpgen.spec
+
+
+def is_spec_error(e: BaseException) -> bool:
+    """An invalid spec (mlpgen.spec.SpecError), which may come from any stage: one line too."""
+    spec = sys.modules.get("mlpgen.spec")
+    return spec is not None and isinstance(e, spec.SpecError)
+
+
 def on_sigterm(signum, frame):
     raise Terminated
 
@@ -866,7 +898,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, on_sigterm) if handler else None
     try:
         return dispatch(argv)
-    except (UsageError, SpecError) as e:
+    except UsageError as e:
         print(one_line(f"mlpgen: error: {e}"), file=sys.stderr)
         return 2
     except SystemExit as e:  # --help printed its text
@@ -880,6 +912,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `mlpgen show ... | head`: the reader left, nothing is wrong
         sys.stderr = open(os.devnull, "w")  # silence the failed flush at exit
         return 0
+    except Exception as e:
+        if not is_spec_error(e):
+            raise
+        print(one_line(f"mlpgen: error: {e}"), file=sys.stderr)
+        return 2
     finally:
         if handler:
             with contextlib.suppress(ValueError, TypeError):

@@ -11,6 +11,7 @@ and have tests of their own below.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import random
@@ -59,6 +60,9 @@ def damaged(text: str) -> dict[str, str]:
     out["nospec"] = "".join(ln for ln in lines if not ln.startswith("SPEC = "))
     out["syntax"] = text + "\ndef (:\n"
     out["boom"] = text + '\nraise RuntimeError("boom")\n'
+    widths = '"widths": [8, 16, 4]'
+    assert widths in text
+    out["specmismatch"] = text.replace(widths, '"widths": [8, 32, 4]')  # SPEC unlike the code
     return out
 
 
@@ -196,6 +200,8 @@ CASES = [
     # generate: storage
     (["--widths", "8,8", "--storage", "bogus://x"], 2, "not a database URL"),
     (["--widths", "8,8", "--storage", ""], 2, "empty path"),
+    (["--widths", "8,8", "--storage", "://"], 2, "not a database URL"),
+    (["--widths", "8,8", "--storage", "sqlite+nosuchdriver:///x.db"], 2, "not a database URL"),
     (["--widths", "8,8", "--storage", "no/such/folder/s.journal"], 2, "--storage"),
     (["--widths", "8,8", "--storage", "adir"], 2, "is a folder"),
     (["--widths", "8,8", "--storage", "sqlite:////no/such/x.db"], 2, "not an existing folder"),
@@ -217,7 +223,7 @@ CASES = [
     # retune
     (["retune"], 2, "required"),
     (["retune", "missing.py"], 2, "no such file"),
-    (["retune", "adir"], 2, "no such file"),
+    (["retune", "adir"], 2, "not a regular file"),
     (["retune", "foreign.py"], 2, "not an mlpgen module"),
     (["retune", MOD, "--storage", "no/such/s.journal"], 2, "--storage"),
     (["retune", MOD, "--storage", "bogus://"], 2, "not a database URL"),
@@ -229,7 +235,7 @@ CASES = [
     # show
     (["show"], 2, "required"),
     (["show", "missing.py"], 2, "no such file"),
-    (["show", "adir"], 2, "no such file"),
+    (["show", "adir"], 2, "not a regular file"),
     (["show", "binary.py"], 2, "not UTF-8"),
     (["show", "latin1.py"], 2, "not UTF-8"),
     (["show", "empty.py"], 2, "not an mlpgen module"),
@@ -275,7 +281,7 @@ CASES = [
     (["bench", "--load", "deep.json"], 2, "not JSON"),
     (["bench", "--load", "binary.py"], 2, "not JSON"),
     (["bench", "--load", "missing.json"], 2, "no such file"),
-    (["bench", "--load", "adir"], 2, "no such file"),
+    (["bench", "--load", "adir"], 2, "not a regular file"),
     (["bench", "--load", "a.json", "--load", "b.json"], 2, "cannot merge"),
     (["bench", MOD, "--only", "nosuch"], 2, "--only"),
     (["bench", MOD, "--only", LONG], 2, "--only"),
@@ -304,8 +310,12 @@ CASES = [
     (["profile", MOD, "--batch", "4", "--bench", "a.json"], 2, "--bench adds"),
     (["profile", MOD, "--batch", "4", "--report", "r.md", "--bench", "list.json"], 2, "--bench"),
     (["profile", D + "boom.py", "--batch", "4"], 2, "the module failed when run"),
+    (["profile", D + "specmismatch.py", "--batch", "4"], 2, "the module failed when run"),
+    (["show", "/dev/null"], 2, "not a regular file"),
     (["profile", MOD, "--batch", "4", "--bogus"], 2, "unrecognized"),
 ]
+if importlib.util.find_spec("psycopg") is None:
+    CASES.append((["--widths", "8,8", "--storage", "postgresql://u@h/db"], 2, "driver is missing"))
 if not ROOT:  # root may write anywhere
     CASES += [
         (["--widths", "8,8", "--out", "ro/sub"], 2, "not a writable folder"),
