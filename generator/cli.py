@@ -119,7 +119,15 @@ def parse_batches(text: str) -> tuple[int, ...]:
     items = text.split(",")
     if len(items) > MAX_BUCKETS:
         raise UsageError(f"--batches: {len(items)} batch sizes, at most {MAX_BUCKETS}")
-    return tuple(sorted({ascii_int(t, "--batches", 1, MAX_BATCH) for t in items}))
+    batches = set()
+    for t in items:
+        value = ascii_int(t, "--batches", -(10**30), 10**30)
+        if not 1 <= value <= MAX_BATCH:
+            raise UsageError(
+                f"--batches {short(t)}: batch sizes must be positive and at most {MAX_BATCH}"
+            )
+        batches.add(value)
+    return tuple(sorted(batches))
 
 
 def batches_arg(text: str) -> tuple[int, ...]:
@@ -767,12 +775,13 @@ def cmd_bench(argv: list[str]) -> int:
             raise UsageError("bench needs a module path (or --load FILE.json)")
         path = existing_module(args.path)[0]
         only = args.only.split(",") if args.only else None
-        try:
-            contenders = bench.pick_contenders(only, args.no_compile)
-        except ValueError:
+        unknown = [name for name in only or () if name not in bench.BY_NAME]
+        if unknown:
             raise UsageError(
-                f"--only {short(args.only)}: choose from {','.join(bench.BY_NAME)}"
-            ) from None
+                f"--only: unknown contender {short(unknown[0])}; "
+                f"choose from {', '.join(bench.BY_NAME)}"
+            )
+        contenders = bench.pick_contenders(only, args.no_compile)
         if not cuda_available():
             raise UsageError("bench needs a CUDA GPU")
         try:
