@@ -331,8 +331,13 @@ def cell_kernels(cell: dict):
             yield v
 
 
+LAYER_KERNEL = re.compile(r"(.+)_l[0-9]+")  # one kernel per layer: <kernel>_l0, <kernel>_l1, ...
+
+
 def defined_functions(tree: ast.AST) -> set[str]:
-    return {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    """The functions a module defines, and the kernel names of its per-layer kernels."""
+    names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    return names | {m[1] for m in map(LAYER_KERNEL.fullmatch, names) if m}
 
 
 def kernel_damage(tuned: dict, defined: set[str]) -> str | None:

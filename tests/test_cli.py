@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -224,3 +225,15 @@ def test_show_marks_cells_linked_by_pdl(tmp_path, capsys):
     assert rows[0].split()[:2] == ["1", "_k_cluster_m16_c16_k16"] and "(PDL)" in rows[0]
     assert "(PDL)" not in rows[1] and rows[0].index(" 4 ") == rows[1].index(" 4 ")
     assert load_module(path).TUNED["GPU A|sm90|132"][1]["pdl"] is True
+
+
+SHIPPED = sorted((Path(__file__).parent.parent / "tuned").glob("mlp_*.py"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_show_finds_no_damage_in_the_shipped_modules(path, capsys):
+    """The checks that refuse damaged modules pass every module mlpgen ships (their per-layer
+    kernels are named <kernel>_l0, _l1, ...)."""
+    assert main(["show", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith(path.stem + ":") and err == ""
