@@ -4,13 +4,17 @@ module, merge a GPU's winners in, and replace the file atomically under a lock."
 from __future__ import annotations
 
 import ast
+import contextlib
 import datetime
 import json
 import os
+import re
+import stat
 import tempfile
+import time
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 import mlpgen
 from mlpgen.render import render_module, template_hash
@@ -102,7 +106,8 @@ def format_literal(obj, indent: int = 0) -> str:
 
 
 def module_path(out_dir: Path, spec: MLPSpec) -> Path:
-    return Path(out_dir) / f"{spec.name}.py"
+    """Where the module of `spec` lives in `out_dir` (a long name is shortened: file_stem)."""
+    return Path(out_dir) / f"{spec.file_stem}.py"
 
 
 def read_module(path: Path) -> tuple[MLPSpec, dict, dict]:
@@ -138,21 +143,91 @@ def render(spec: MLPSpec, tuned: dict, provenance: dict) -> str:
     return render_module(spec, configs, format_literal(tuned), format_literal(provenance), header)
 
 
+STALE_S = 3600.0
+TEMP = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp$")  # atomic_write's temp file names
+
+
+def file_mode(path: Path) -> int:
+    """The mode a rewritten file gets: the existing file's, else a new file's (0666 less umask)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~current_umask()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where Linux shows it (os.umask can only be
+    read by setting it, which races with other threads creating files)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def remove_stale_temps(folder: Path, own: str | None = None) -> None:
+    """Delete temp files that killed writers left in `folder`: `own`'s (the caller holds its
+    lock, so no live writer owns them), any other name's whose lock is free right now, and
+    those of unlocked writes (no lock file) older than STALE_S."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for e in entries:
+        m = TEMP.match(e.name)
+        if m is None:
+            continue
+        name = m["name"]
+        if name == own:
+            with contextlib.suppress(OSError):
+                os.unlink(e.path)
+            continue
+        lock = lock_for(Path(folder) / name)
+        if not os.path.exists(lock.lock_file):  # a writer without a lock: judge by age
+            with contextlib.suppress(OSError):
+                if time.time() - e.stat().st_mtime > STALE_S:
+                    os.unlink(e.path)
+            continue
+        try:
+            lock.acquire(timeout=0)
+        except (Timeout, OSError):
+            continue  # a live writer (or an unlockable folder): leave it
+        try:
+            with contextlib.suppress(OSError):
+                os.unlink(e.path)
+        finally:
+            lock.release()
+
+
 def atomic_write(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and os.replace: readers never see half a file."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write via a temp file in the same folder and os.replace: readers never see half a file.
+
+    The file keeps its mode (a new one gets the umask's); a symlink keeps pointing at its
+    target, which is what gets replaced. The temp file goes on every exit path Python sees;
+    one left by a SIGKILL is removed by the next write of that file (remove_stale_temps).
+    """
+    target = Path(os.path.realpath(path))
+    mode = file_mode(target)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
+            os.fchmod(f.fileno(), mode)
             f.write(text)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
-        os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         raise
 
 
 def lock_for(path: Path) -> FileLock:
-    path = Path(path)
+    """The lock that serialises writers of `path` (a hidden file beside it; a symlink's target
+    is the file locked)."""
+    path = Path(os.path.realpath(path))
     return FileLock(str(path.parent / f".{path.name}.lock"))
 
 
@@ -170,12 +245,13 @@ def write_module(
     replace that GPU's table (or, with merge, only the buckets in `table`, and update its
     provenance) while keeping every other GPU's entries."""
     path = Path(path)
+    if path.exists():  # refuse before the lock file is made; checked again under the lock
+        same_spec(path, spec)
     with lock_for(path):
+        remove_stale_temps(Path(os.path.realpath(path)).parent, Path(os.path.realpath(path)).name)
         tuned, prov = {}, {}
         if path.exists():
-            old_spec, tuned, prov = read_module(path)
-            if old_spec != spec:
-                raise SpecError(f"{path} holds {old_spec.name}, not {spec.name}")
+            tuned, prov = same_spec(path, spec)
         buckets = sorted(set(buckets) | set(tuned.get(DEFAULT_KEY, {})))
         tuned[DEFAULT_KEY] = default_table(spec, buckets)
         if gpu_key is not None:
@@ -184,3 +260,11 @@ def write_module(
             prov[gpu_key] = {**(prov.get(gpu_key, {}) if keep else {}), **(provenance or {})}
         atomic_write(path, render(spec, tuned, prov))
     return path
+
+
+def same_spec(path: Path, spec: MLPSpec) -> tuple[dict, dict]:
+    """TUNED and PROVENANCE of the module at `path`, which must be `spec`'s."""
+    old_spec, tuned, prov = read_module(path)
+    if old_spec != spec:
+        raise SpecError(f"{path} holds {old_spec.name}, not {spec.name}")
+    return tuned, prov

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import torch
 
+from mlpgen.children import die_with_parent
 from mlpgen.emit import atomic_write, entry, render
 from mlpgen.render import render_kernel
 from mlpgen.selfcheck import load_module
@@ -345,12 +346,13 @@ def visible_device(index: int) -> str:
     return str(index)
 
 
-def _serve(conn, fn, device: str | None) -> None:
+def _serve(conn, fn, device: str | None, parent: int) -> None:
     """Answer tasks with (status, value, alive); alive=False tells the parent that this process
     exits after the answer, so it replaces the worker instead of racing a dying process."""
     if device is not None:  # before anything initialises CUDA in this process
         os.environ["CUDA_VISIBLE_DEVICES"] = device
     os.setpgrp()  # our own process group: a kill on timeout also reaches ptxas and other children
+    die_with_parent(parent)  # and a killed tuner takes its workers (and their group) along
     conn.send(("ready", None, True))
     while True:
         try:
@@ -401,7 +403,7 @@ class Worker:
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
         device = None if self.device is None else visible_device(self.device)
-        proc = ctx.Process(target=_serve, args=(child, self.fn, device), daemon=True)
+        proc = ctx.Process(target=_serve, args=(child, self.fn, device, os.getpid()), daemon=True)
         try:
             proc.start()
         except Exception as e:

@@ -247,6 +247,9 @@ def profile_module(
     command: str | None = None,
 ) -> dict:
     """Record, analyse and (optionally) write the labelled Chrome trace."""
+    for name, value in (("batch", batch), ("forwards", forwards)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
     trace, facts = record(path, batch, forwards)
     events = trace.get("traceEvents", [])
     result = dict(facts, command=command, runs=analyse(events, forwards))
@@ -255,6 +258,8 @@ def profile_module(
         raise RuntimeError(f"the profiler trace has no range for {', '.join(missing)}")
     if trace_path is not None:
         trace["mlpgen"] = {k: v for k, v in result.items() if k != "runs"}
-        Path(trace_path).write_text(json.dumps(trace))
+        from mlpgen.emit import atomic_write
+
+        atomic_write(Path(trace_path), json.dumps(trace))  # never half a trace after a Ctrl-C
         result["trace"] = str(trace_path)
     return result

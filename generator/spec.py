@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass, fields
 
 from mlpgen.activations import ACTIVATIONS
 
 MAX_WIDTH = 8192
+MAX_STEM = 120  # longest module file name (MLPSpec.file_stem)
 DTYPES = ("fp16", "bf16", "fp32")
 STRATEGIES = (
     "rowblock",
@@ -82,6 +84,17 @@ class MLPSpec:
         if not self.bias:
             parts.append("nobias")
         return "_".join(parts)
+
+    @property
+    def file_stem(self) -> str:
+        """The module's file name without ".py": the canonical name, or where that is longer
+        than MAX_STEM (a file name has at most 255 bytes, and the journal, lock and temp files
+        beside the module add to it) its start and a hash of the whole name. The module records
+        its SPEC, so the name is re-derived from the file, never parsed from its name."""
+        if len(self.name) <= MAX_STEM:
+            return self.name
+        digest = hashlib.sha256(self.name.encode()).hexdigest()[:16]
+        return f"{self.name[: MAX_STEM - len(digest) - 1]}_{digest}"
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -100,24 +100,6 @@ class TuneOptions:
     exhaustive: bool = False  # measure every feasible candidate, ignoring `trials`
     candidate_timeout: float = 30.0  # seconds one candidate may take in its worker
 
-    @classmethod
-    def from_args(cls, args) -> TuneOptions:
-        def get(name, default):
-            value = getattr(args, name, None)
-            return default if value is None else value
-
-        d = cls()
-        return cls(
-            buckets=tuple(get("batches", d.buckets)),
-            trials=get("trials", d.trials),
-            timeout=get("timeout", d.timeout),
-            storage=get("storage", d.storage),
-            workers=get("workers", d.workers),
-            seed=get("seed", d.seed),
-            exhaustive=bool(get("exhaustive", d.exhaustive)),
-            candidate_timeout=get("candidate_timeout", d.candidate_timeout),
-        )
-
 
 # ---------------------------------------------------------------------------------------------
 # Configs <-> Optuna parameters
@@ -929,13 +911,12 @@ def build_native_lane(spec: MLPSpec, workdir: str) -> bool:
     return True
 
 
-def tune_module(path: Path, args) -> dict:
+def tune_module(path: Path, opts: TuneOptions) -> dict:
     """Tune the module at `path` on this machine's GPU(s) and write the winners into it."""
     import torch
 
     from mlpgen.measure import WorkerMeasure, compile_all
 
-    opts = TuneOptions.from_args(args)
     path = Path(path)
     spec, tuned, _ = read_module(path)
     count = torch.cuda.device_count()

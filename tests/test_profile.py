@@ -157,20 +157,11 @@ def test_profile_json(module, capsys):
     assert result["runs"]["eager"]["ops_per_forward"] >= 3  # linear, gelu, linear
 
 
-@pytest.mark.parametrize(
-    "args, message",
-    [
-        (["profile", "{module}"], "--batch"),
-        (["profile", "{module}", "--batch", "0"], "--batch"),
-        (["profile", "{module}", "--batch", "4", "--bench", "{fixture}"], "--report"),
-        (["profile", "{module}", "--batch", "4", "--trace", "no/dir/t.json"], "--trace"),
-        (["profile", "missing.py", "--batch", "4"], "no such file"),
-    ],
-)
-def test_profile_bad_input_exits_2(module, capsys, args, message):
-    assert main([a.format(module=module, fixture=FIXTURE) for a in args]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("mlpgen: error:") and message in err
+@pytest.mark.parametrize("batch, forwards", [(0, 1), (4, 0), (2.5, 1), (True, 1), (4, "3")])
+def test_profile_module_refuses_bad_counts_before_running_anything(module, batch, forwards):
+    """Bad input to the CLI is tests/test_bad_input.py's; the function checks its own."""
+    with pytest.raises(ValueError, match="must be a positive integer"):
+        profile.profile_module(module, batch, forwards)
 
 
 @pytest.mark.gpu

@@ -21,7 +21,6 @@ import optuna
 import pytest
 
 from mlpgen import space
-from mlpgen.cli import generate_parser
 from mlpgen.emit import entry, read_module, with_graph_winner, write_module
 from mlpgen.measure import Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
@@ -672,36 +671,6 @@ def test_progress_line_only_on_a_terminal():
     assert pipe.getvalue() == ""
 
 
-def test_options_from_the_command_line():
-    args = generate_parser().parse_args(
-        [
-            "--widths",
-            "8,8",
-            "--batches",
-            "64,1",
-            "--trials",
-            "7",
-            "--exhaustive",
-            "--candidate-timeout",
-            "5",
-            "--workers",
-            "2",
-            "--storage",
-            "sqlite:///x.db",
-        ]
-    )
-    opts = TuneOptions.from_args(args)
-    assert opts == TuneOptions(
-        buckets=(1, 64),
-        trials=7,
-        storage="sqlite:///x.db",
-        workers=2,
-        exhaustive=True,
-        candidate_timeout=5.0,
-    )
-    assert TuneOptions.from_args(SimpleNamespace()) == TuneOptions()
-
-
 @pytest.mark.interpret
 def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
     """tune_module end to end with a pretend GPU: compile workers and measuring workers run
@@ -724,10 +693,7 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
 
     spec = MLPSpec((8, 16, 4), act="relu", dtype="fp32")
     path = write_module(tmp_path / f"{spec.name}.py", spec)
-    args = generate_parser().parse_args(
-        ["--widths", "8,16,4", "--batches", "1,64", "--trials", "3", "--workers", "2"]
-    )
-    summary = tune_module(path, args)
+    summary = tune_module(path, TuneOptions(buckets=(1, 64), trials=3, workers=2))
     key = "Pretend GPU|sm90|4"
     assert summary["gpu"] == key and summary["compile_errors"] == 0
     assert (tmp_path / f"{spec.name}.optuna.journal").exists()
