@@ -271,3 +271,36 @@ def plan_cluster(spec: MLPSpec, config: KernelConfig) -> ClusterPlan:
         fma=config.block_m < MIN_DOT,
         k_starts=tuple(range(0, k, config.block_k)),
     )
+
+
+# Limits every feasibility rule shares (generator/strategies/<name>.py): estimates good enough
+# to drop hopeless candidates before compiling, not to rank them.
+MAX_REGS = 255  # per thread on NVIDIA GPUs
+REGISTER_FILE = 65536  # 32-bit registers per SM: one program's threads must fit in it
+MAX_SHARED = 99 * 1024  # opt-in shared memory per block on sm86/89; the tuner passes the GPU's
+MAX_ACC_REGS = 128  # fp32 accumulator registers per thread a tile may take
+
+
+def register_reason(regs: int, num_warps: int) -> str | None:
+    """Why `regs` registers per thread cannot run with num_warps warps, or None."""
+    cap = min(MAX_REGS, REGISTER_FILE // (32 * num_warps))
+    if regs > cap:
+        return f"~{regs} registers per thread (max {cap} with {num_warps} warps)"
+    return None
+
+
+def shared_reason(smem: int, max_shared: int) -> str | None:
+    """Why `smem` bytes of shared memory per program do not fit, or None."""
+    if smem > max_shared:
+        return f"~{smem // 1024} KiB shared memory (max {max_shared // 1024})"
+    return None
+
+
+def tile_reason(config: KernelConfig, elem_bytes: int, max_shared: int) -> str | None:
+    """Why a block_m x block_n output tile with a pipelined block_k loop does not fit: its fp32
+    accumulator in registers, its num_stages operand buffers in shared memory."""
+    acc = config.block_m * config.block_n // (32 * config.num_warps)
+    if acc > MAX_ACC_REGS:
+        return f"~{acc} accumulator registers per thread (max {MAX_ACC_REGS})"
+    smem = (config.block_m + config.block_n) * config.block_k * elem_bytes * config.num_stages
+    return shared_reason(smem, max_shared)

@@ -10,7 +10,8 @@ import torch
 
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import entry
-from mlpgen.spec import STRATEGIES, KernelConfig, MLPSpec
+from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import STRATEGIES
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
 
 

@@ -17,6 +17,7 @@ from mlpgen.space import (
     search_space,
 )
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import STRATEGIES, rowblock
 
 HEADLINE = MLPSpec((256, 512, 256))
 
@@ -191,7 +192,7 @@ def test_feasibility_reasons():
 def test_register_file_caps_registers_with_many_warps():
     """16 warps x 32 threads share 64K registers: at most 128 each, not 255."""
     cfg = KernelConfig(block_m=128, chunk=128, num_warps=16)
-    assert space.registers_per_thread(HEADLINE, cfg) < 255
+    assert rowblock.registers_per_thread(HEADLINE, cfg) < 255
     assert "max 128" in infeasible_reason(HEADLINE, cfg)
 
 
@@ -223,8 +224,7 @@ def test_a_domain_change_is_one_table_edit(monkeypatch):
 
 
 def test_a_strategy_without_rules_is_left_to_verification(monkeypatch):
-    monkeypatch.setitem(space.RULES, "rowblock", None)
-    monkeypatch.delitem(space.RULES, "rowblock")
+    monkeypatch.setitem(STRATEGIES, "rowblock", replace(STRATEGIES["rowblock"], rule=None))
     assert infeasible_reason(HEADLINE, KernelConfig(block_m=128, chunk=128, num_warps=2)) is None
 
 
@@ -259,7 +259,7 @@ def test_rowblock_loads_its_weights_first_where_they_fit_in_registers():
     big = KernelConfig(block_m=16, chunk=128, num_warps=8)  # 512 KiB of weights
     assert not prefetches(HEADLINE, big) and infeasible_reason(HEADLINE, big) is None
     assert "prefetched" not in render_kernel(HEADLINE, big)
-    assert space.registers_per_thread(deep, small) > space.registers_per_thread(
+    assert rowblock.registers_per_thread(deep, small) > rowblock.registers_per_thread(
         deep, KernelConfig(block_m=64, chunk=64, num_warps=8)
     )
 

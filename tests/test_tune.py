@@ -27,6 +27,7 @@ from mlpgen.measure import Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
 from mlpgen.space import DEFAULT_BUCKETS, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import rowblock
 from mlpgen.trials import trial_log_path
 from mlpgen.tune import (
     PDL_GAIN,
@@ -77,7 +78,7 @@ TABLE = {
 }
 PRODUCTION = {s: dict(d) for s, d in space.DOMAINS.items()}  # read before any test pins TABLE
 PRODUCTION_HEURISTIC = space.heuristic_config  # likewise, before any test pins DEFAULT
-PRODUCTION_MAX_HELD = space.MAX_HELD_ACTIVATIONS
+PRODUCTION_MAX_HELD = rowblock.MAX_HELD_ACTIVATIONS
 
 
 def use_table() -> None:
@@ -87,7 +88,7 @@ def use_table() -> None:
 
     space.DOMAINS.clear()
     space.DOMAINS.update(TABLE)
-    space.MAX_HELD_ACTIVATIONS = UNLIMITED
+    rowblock.MAX_HELD_ACTIVATIONS = UNLIMITED
     for module in heuristic_holders():
         module.heuristic_config = lambda spec, m: DEFAULT
 
@@ -99,7 +100,7 @@ UNLIMITED = 1 << 40  # the landscape's 128-row rowblock tiles (its crashes) stay
 def fixed_table(pin_domains, pin_heuristic, monkeypatch):
     pin_domains(TABLE)
     pin_heuristic(DEFAULT)
-    monkeypatch.setattr(space, "MAX_HELD_ACTIVATIONS", UNLIMITED)
+    monkeypatch.setattr(rowblock, "MAX_HELD_ACTIVATIONS", UNLIMITED)
 
 
 @pytest.fixture
@@ -107,7 +108,7 @@ def production_table(pin_domains, pin_heuristic, monkeypatch):
     """For the tests that check the production table and heuristic (after fixed_table)."""
     pin_domains(PRODUCTION)
     pin_heuristic(PRODUCTION_HEURISTIC)
-    monkeypatch.setattr(space, "MAX_HELD_ACTIVATIONS", PRODUCTION_MAX_HELD)
+    monkeypatch.setattr(rowblock, "MAX_HELD_ACTIVATIONS", PRODUCTION_MAX_HELD)
 
 
 def landscape(bucket: int, c: KernelConfig) -> Measurement:
@@ -774,23 +775,21 @@ def test_every_strategy_is_seeded_early():
     (with the H200's shared memory, which the large stream tiles need)."""
     from dataclasses import replace
 
-    from mlpgen.space import (
-        CLUSTER_MAX_BUCKET,
-        LAYERED_MIN_BUCKET,
-        SPLIT_MAX_BUCKET,
-        STREAM_TMA_MIN_BUCKET,
-        strategy_seeds,
-    )
+    from mlpgen.space import strategy_seeds
+
+    # split up to 4096 rows, cluster up to 256, layered from 1024, stream_tma from 4096
+    extra = {
+        1: {"split", "cluster"},
+        64: {"split", "cluster"},
+        1024: {"split", "layered"},
+        16384: {"layered", "stream_tma"},
+    }
 
     h200 = 232448  # opt-in shared memory per block
     for b in (1, 64, 1024, 16384):
         [bucket] = plan(replace(job((b,), trials=6), max_shared=h200, clusters=True))
         seeds = strategy_seeds(SPEC, b, h200)
-        split = {"split"} if b <= SPLIT_MAX_BUCKET else set()
-        split |= {"cluster"} if b <= CLUSTER_MAX_BUCKET else set()
-        layered = {"layered"} if b >= LAYERED_MIN_BUCKET else set()
-        tma = {"stream_tma"} if b >= STREAM_TMA_MIN_BUCKET else set()
-        expected = {"rowblock", "stream", "persist"} | split | layered | tma
+        expected = {"rowblock", "stream", "persist", *extra[b]}
         assert {c.strategy for c in seeds} == expected
         assert all(c in bucket.first for c in seeds if c in bucket.space)
 

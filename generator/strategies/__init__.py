@@ -1,0 +1,50 @@
+"""The strategies, one file each: `STRATEGIES` maps a strategy's name to everything mlpgen knows
+about it (strategies.base.Strategy). Adding a strategy is its file here, its kernel template
+templates/kernel_<name>.j2, its tests tests/strategies/test_<name>.py and one line below.
+
+The order is the search order: candidates are listed (and tuner studies named) in it."""
+
+from __future__ import annotations
+
+from mlpgen.layout import MAX_SHARED
+from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import (
+    chain,
+    cluster,
+    epilogue,
+    layered,
+    persist,
+    rowblock,
+    split,
+    stream,
+    stream_tma,
+    torch,
+)
+from mlpgen.strategies.base import Strategy
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        rowblock.STRATEGY,
+        persist.STRATEGY,
+        stream.STRATEGY,
+        stream_tma.STRATEGY,
+        split.STRATEGY,
+        cluster.STRATEGY,
+        layered.STRATEGY,
+        chain.STRATEGY,
+        epilogue.STRATEGY,
+        torch.STRATEGY,
+    )
+}
+
+
+def infeasible_reason(
+    spec: MLPSpec, config: KernelConfig, max_shared: int = MAX_SHARED
+) -> str | None:
+    """Why a config cannot work for a spec, or None when it is worth compiling."""
+    rule = STRATEGIES[config.strategy].rule
+    return None if rule is None else rule(spec, config, max_shared)
+
+
+__all__ = ["STRATEGIES", "Strategy", "infeasible_reason"]
