@@ -113,6 +113,8 @@ class KernelConfig:
     # H200 the headline's 512 -> 256 layer ran alone in 4.04 us with 64 x 64 tiles (64 of them
     # for 128 programs) against its first layer's 3.61
     last_block_n: int = 0
+    # stream only: every tile moved by TMA on a persistent grid (strategies/stream.py)
+    tma: bool = False
     # launch-only, not searched by the space: the call's first kernel launched with programmatic
     # dependent launch (sm_90), so that the next call's launch overlaps this one's run; the tuner
     # tries it on each bucket's fastest configs (tune.pdl_pass). Cells leave it out when False.
@@ -137,6 +139,9 @@ class KernelConfig:
                 )
             if self.last_block_n == self.block_n:  # one kernel, one name: last_block_n 0
                 object.__setattr__(self, "last_block_n", 0)
+        object.__setattr__(self, "tma", bool(self.tma))  # the domain's 0/1
+        if self.tma and self.strategy != "stream":
+            raise SpecError(f"tma is stream's, not {self.strategy}'s")
         if self.chunk < 16 and self.has_kernel:
             raise SpecError(f"chunk must be at least 16 (tl.dot's minimum), got {self.chunk}")
         if self.num_stages < 1:
@@ -169,6 +174,8 @@ class KernelConfig:
             del d["pdl"]
         if not self.last_block_n:
             del d["last_block_n"]
+        if not self.tma:
+            del d["tma"]
         return d
 
     @classmethod

@@ -637,7 +637,7 @@ def launch_path(config: KernelConfig) -> str:
     compiled kernel given the tensors' addresses, the workspace's too: Strategy.kernel_lane),
     or a path of the strategy's own (the torch path, cuBLASLt's epilogue, several launches,
     TMA descriptors)."""
-    return "kernel lane" if STRATEGIES[config.strategy].kernel_lane else config.strategy
+    return "kernel lane" if STRATEGIES[config.strategy].on_kernel_lane(config) else config.strategy
 
 
 def own_host_time(config: KernelConfig) -> bool:

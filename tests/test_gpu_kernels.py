@@ -316,8 +316,8 @@ def test_chain_kernels(load_generated, widths, act, dtype):
 
 
 STREAM_TMA = [
-    KernelConfig("stream_tma", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2),
-    KernelConfig("stream_tma", block_m=128, block_n=32, chunk=128, num_warps=8, num_stages=2),
+    KernelConfig("stream", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2, tma=True),
+    KernelConfig("stream", block_m=128, block_n=32, chunk=128, num_warps=8, num_stages=2, tma=True),
 ]
 
 

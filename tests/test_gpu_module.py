@@ -322,7 +322,8 @@ LANE_CONFIGS = {  # strategy -> (a config, whether its lane launches the kernel 
     "layered": (dict(strategy="layered", block_m=64, block_n=128, block_k=64, num_warps=8), False),
     "chain": (dict(strategy="chain", block_m=64, block_n=64, block_k=64, num_stages=3), False),
     "stream_tma": (
-        dict(strategy="stream_tma", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2),
+        dict(strategy="stream", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2)
+        | dict(tma=True),
         False,
     ),
     "torch": (dict(strategy="torch"), False),

@@ -71,16 +71,16 @@ def test_every_table_config_is_a_candidate_or_dropped_with_a_reason(widths, buck
 def test_headline_space_sizes():
     """The production table for 256,512,256 fp16 with the H200's shared memory (the tuner
     passes the GPU's): 12 rowblock, 224 persist (block_m x block_n x warps x stages x
-    last_block_n, last_block_n equal to block_n counted once as 0), 64 stream, 4 stream_tma, 24
-    split, 8 layered and 72 chain configs (3 or 4 stages), epilogue and torch. 20 cannot work:
-    rowblock 64 rows x chunk 128 with 4 warps and stream's 128-row tiles with 4 warps
-    (registers), persist's
-    128 x 256 with 4 warps (256 accumulators per thread, 8 of them), stream's 128 x 64 with 3
-    stages (shared memory), epilogue (gelu); 16 are not searched (persist's last tiles wider
-    than block_n); every other one is searched from 256 rows up, split only up to 4096 rows,
-    layered only from 1024, chain from 16 to 4096, stream_tma from 4096, persist's narrower
-    last tiles up to 1024. A bucket of one row only searches 16-row tiles, of every row-tiled
-    strategy."""
+    last_block_n, last_block_n equal to block_n counted once as 0), 128 stream (64 of them with
+    TMA), 24 split, 8 layered and 72 chain configs (3 or 4 stages), epilogue and torch. 34
+    cannot work: rowblock 64 rows x chunk 128 with 4 warps and stream's 128-row tiles with 4
+    warps (registers, with and without TMA), persist's 128 x 256 with 4 warps (256
+    accumulators per thread, 8 of them), stream's 128 x 64 with 3 stages and TMA's 128-row tiles
+    with 4 warps (shared memory), epilogue (gelu); 16 are not searched (persist's last tiles
+    wider than block_n) and neither are the TMA tiles but 128 rows with 8 warps and 2 stages;
+    every other one is searched from 256 rows up, split only up to 4096 rows, layered only from
+    1024, chain from 16 to 4096, TMA from 4096, persist's narrower last tiles up to 1024. A
+    bucket of one row only searches 16-row tiles, of every row-tiled strategy."""
 
     def size(b):
         return len(search_space(HEADLINE, b, H200_SHARED).candidates)
@@ -105,13 +105,14 @@ def test_headline_space_sizes():
         "torch",
     }
     assert one.dropped_counts() == {
-        "dominated": 289,  # with layered's 8 (under its 1024 rows), chain's 72, stream_tma's 4
-        "shared memory": 2,
+        # with layered's 8 (under its 1024 rows), chain's 72, TMA's 34 tiles over 16 rows
+        "dominated": 319,
+        "shared memory": 8,
         "no epilogue": 1,  # gelu: cuBLASLt's GELU epilogue is the tanh approximation
-        "registers": 19,  # cluster's 2: one-row tiles of 64-column slices with 2 warps
+        "registers": 27,  # cluster's 2: one-row tiles of 64-column slices with 2 warps
         # cluster's 14 and its 8 32-row tiles (clusters=True: test_cluster_candidates_only_...)
         "no clusters": 22,
-        "not searched": 16,  # persist's last_block_n 64 over block_n 32
+        "not searched": 32,  # persist's last_block_n 64 over block_n 32; TMA's 16 16-row tiles
     }
 
 

@@ -777,12 +777,12 @@ def test_every_strategy_is_seeded_early():
 
     from mlpgen.space import strategy_seeds
 
-    # split up to 4096 rows, cluster up to 256, layered from 1024, stream_tma from 4096
+    # split up to 4096 rows, cluster up to 256, layered from 1024, stream's TMA from 4096
     extra = {
         1: {"split", "cluster"},
         64: {"split", "cluster"},
         1024: {"split", "layered"},
-        16384: {"layered", "stream_tma"},
+        16384: {"layered"},
     }
 
     h200 = 232448  # opt-in shared memory per block
@@ -791,6 +791,7 @@ def test_every_strategy_is_seeded_early():
         seeds = strategy_seeds(SPEC, b, h200)
         expected = {"rowblock", "stream", "persist", *extra[b]}
         assert {c.strategy for c in seeds} == expected
+        assert any(c.tma for c in seeds) == (b >= 4096)
         assert all(c in bucket.first for c in seeds if c in bucket.space)
 
 

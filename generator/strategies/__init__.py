@@ -17,7 +17,6 @@ from mlpgen.strategies import (
     rowblock,
     split,
     stream,
-    stream_tma,
     torch,
 )
 from mlpgen.strategies.base import Strategy
@@ -28,7 +27,6 @@ STRATEGIES: dict[str, Strategy] = {
         rowblock.STRATEGY,
         persist.STRATEGY,
         stream.STRATEGY,
-        stream_tma.STRATEGY,
         split.STRATEGY,
         cluster.STRATEGY,
         layered.STRATEGY,
@@ -47,4 +45,19 @@ def infeasible_reason(
     return None if rule is None else rule(spec, config, max_shared)
 
 
-__all__ = ["STRATEGIES", "Strategy", "infeasible_reason"]
+GRAPH = "graph_"  # prefix of a TUNED cell's CUDA-graph winner fields (emit.GRAPH)
+
+
+def upgrade_cell(cell: dict) -> dict:
+    """A TUNED cell (and its CUDA-graph winner) written by an earlier mlpgen, in today's
+    strategies and fields: stream_tma is stream with tma. Kernel names are unchanged; a cell of
+    today passes through as it is."""
+    out = dict(cell)
+    for prefix in ("", GRAPH):
+        if out.get(prefix + "strategy") == "stream_tma":
+            out[prefix + "strategy"] = "stream"
+            out[prefix + "tma"] = True
+    return out
+
+
+__all__ = ["STRATEGIES", "Strategy", "infeasible_reason", "upgrade_cell"]
