@@ -113,7 +113,7 @@ def dot_count(spec: MLPSpec, config: KernelConfig) -> int:
 
 @dataclass(frozen=True)
 class TiledLayer:
-    """One layer of a tiled kernel (persist, layered, chain): block_m x block_n tiles of its
+    """One layer of a tiled kernel (persist, chain): block_m x block_n tiles of its
     [M, n] output, a loop over its k."""
 
     index: int
@@ -150,11 +150,6 @@ def plan_tiles(spec: MLPSpec, config: KernelConfig) -> tuple[TiledLayer, ...]:
             )
         )
     return tuple(out)
-
-
-def plan_hidden_tiles(spec: MLPSpec, config: KernelConfig) -> tuple[TiledLayer, ...]:
-    """The layered strategy's kernels: the hidden layers (every layer but the last), tiled."""
-    return plan_tiles(spec, config)[:-1]
 
 
 @dataclass(frozen=True)

@@ -726,7 +726,7 @@ def collect(study: optuna.Study, bucket: Bucket) -> BucketResult:
 
 def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None = None):
     """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest configs that take it
-    (KernelConfig.takes_pdl: not layered's), its winner and the previous winners that ran with
+    (KernelConfig.takes_pdl), its winner and the previous winners that ran with
     it (Bucket.linked: run179's re-tune of the headline's 256 rows measured the shipped persist
     cell without PDL 5th fastest, 5.62 us against its 5.14 with PDL in run172, and did not try
     it linked); a PDL variant joins the bucket's records where it took PDL_GAIN less GPU time

@@ -65,8 +65,8 @@ def test_cells_of_an_earlier_version_read_back_current(tmp_path):
     in _erf) reads back without the field and with today's kernel names, graph winner too, so
     re-rendering it defines the kernels its table names."""
     spec = MLPSpec((64, 96, 32), act="gelu")
-    layered = KernelConfig("layered", block_m=64, block_n=64, block_k=64)
-    cell = dict(layered.to_dict(), fast_erf=1, kernel=layered.kernel_name + "_erf", us=3.0)
+    chain = KernelConfig("chain", block_m=64, block_n=64, block_k=64)
+    cell = dict(chain.to_dict(), fast_erf=1, kernel=chain.kernel_name + "_erf", us=3.0)
     cell |= {"graph_" + k: v for k, v in cell.items()}
     path = write_module(tmp_path / f"{spec.name}.py", spec, "GPU|sm90|132", {1024: cell})
     text = path.read_text()
@@ -74,7 +74,7 @@ def test_cells_of_an_earlier_version_read_back_current(tmp_path):
     path.write_text(text)
     got = read_module(path)[1]["GPU|sm90|132"][1024]
     assert "fast_erf" not in got and "graph_fast_erf" not in got and got["us"] == 3.0
-    assert got["kernel"] == got["graph_kernel"] == layered.kernel_name
+    assert got["kernel"] == got["graph_kernel"] == chain.kernel_name
     write_module(path, spec, buckets=(1024,))
     assert "_erf" not in path.read_text().replace("_tanh", "")
 

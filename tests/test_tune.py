@@ -526,7 +526,7 @@ def test_search_through_a_worker_process_survives_hangs_and_crashes(tmp_path):
 
 def test_pick_winner_breaks_host_bound_ties_by_gpu_time():
     a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
-    c = KernelConfig("layered", block_m=64, block_n=64, block_k=64, num_stages=3)
+    c = KernelConfig("chain", block_m=64, block_n=64, block_k=64, num_stages=3)
     records = [
         (a, Measurement("ok", us=9.0, host_us=18.0)),
         (b, Measurement("ok", us=6.0, host_us=18.2)),  # within 2%: the GPU is less busy
@@ -541,11 +541,11 @@ def test_host_time_is_pooled_per_launch_path():
     """Configs on one launch path share its cost: one config's unlucky host time (25 us
     against 18 on the same path) does not hide its GPU time, whether it is of the same
     strategy or of another on the kernel lane (rowblock, stream, persist, split: one launch of
-    one compiled kernel); a strategy whose calls launch several kernels (layered, chain) keeps
-    each config's own, even beside a cheaper config of its own strategy."""
+    one compiled kernel); a strategy whose calls launch several kernels (chain) keeps each
+    config's own, even beside a cheaper config of its own strategy."""
     a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
     s = KernelConfig("split", block_m=16, chunk=32, block_n=256, block_k=128)
-    c = KernelConfig("layered", block_m=64, block_n=64, block_k=64, num_stages=3)
+    c = KernelConfig("chain", block_m=64, block_n=64, block_k=64, num_stages=3)
     fast, slow = (
         KernelConfig("chain", block_m=bm, block_n=bn, block_k=64, num_stages=3)
         for bm, bn in ((32, 64), (64, 32))
@@ -777,13 +777,8 @@ def test_every_strategy_is_seeded_early():
 
     from mlpgen.space import strategy_seeds
 
-    # split up to 4096 rows, cluster up to 256, layered from 1024, stream's TMA from 4096
-    extra = {
-        1: {"split", "cluster"},
-        64: {"split", "cluster"},
-        1024: {"split", "layered"},
-        16384: {"layered"},
-    }
+    # split up to 4096 rows, cluster up to 256, stream's TMA from 4096
+    extra = {1: {"split", "cluster"}, 64: {"split", "cluster"}, 1024: {"split"}, 16384: set()}
 
     h200 = 232448  # opt-in shared memory per block
     for b in (1, 64, 1024, 16384):
@@ -908,17 +903,15 @@ def test_pdl_measurements_are_replayed_when_a_run_resumes():
     assert b[1].winner == a[1].winner and b[1].winner[0].pdl
 
 
-def test_pdl_is_not_tried_on_kernels_that_launch_plainly(pin_domains):
-    """layered's kernels do not wait for the previous one, so the module launches them plainly
-    whatever the cell says: PDL is not tried on them even where they are the fastest, and is on
-    the other kernel configs (run193 kept a layered "PDL" variant on noise: 31.39 us against
-    33.12 for the same launches)."""
-    pin_domains({**TABLE, "layered": {"block_m": (64,), "block_n": (64, 128), "block_k": (64,)}})
+def test_pdl_is_not_tried_where_no_kernel_waits():
+    """The torch path launches no Triton kernel that could wait for the previous one
+    (KernelConfig.takes_pdl): PDL is not tried on it even where it is the fastest, and is on
+    the kernel configs."""
 
     def fn(bucket, c):
         plain = dataclasses.replace(c, pdl=False)
-        if c.strategy == "layered":  # persist's landscape, 20x faster: the fastest by far
-            m = landscape(bucket, dataclasses.replace(plain, strategy="persist"))
+        if c.strategy == "torch":  # persist's landscape, 20x faster: the fastest by far
+            m = landscape(bucket, KernelConfig("persist", block_m=64, num_stages=3))
             m = dataclasses.replace(m, us=m.us * 0.05)
         else:
             m = landscape(bucket, plain)
@@ -926,8 +919,8 @@ def test_pdl_is_not_tried_on_kernels_that_launch_plainly(pin_domains):
 
     rec = Recorder(fn)
     r = search(dataclasses.replace(job((4096,), trials=16), pdl=True), [rec], memory(), quiet())
-    layered = [c for _, c in rec.calls if c.strategy == "layered"]
-    assert layered and not any(c.pdl for c in layered)
-    assert r[4096].winner[0].strategy == "layered" and not r[4096].winner[0].pdl
+    plain = [c for _, c in rec.calls if c.strategy == "torch"]
+    assert plain and not any(c.pdl for c in plain)
+    assert r[4096].winner[0].strategy == "torch" and not r[4096].winner[0].pdl
     linked = [KernelConfig.from_dict(t["config"]) for t in r[4096].trials if t["state"] == "pdl"]
     assert linked and all(c.takes_pdl for c in linked)  # the pass ran, on the other kernels

@@ -12,7 +12,6 @@ from mlpgen.strategies import (
     chain,
     cluster,
     epilogue,
-    layered,
     persist,
     rowblock,
     split,
@@ -29,7 +28,6 @@ STRATEGIES: dict[str, Strategy] = {
         stream.STRATEGY,
         split.STRATEGY,
         cluster.STRATEGY,
-        layered.STRATEGY,
         chain.STRATEGY,
         epilogue.STRATEGY,
         torch.STRATEGY,
@@ -50,13 +48,19 @@ GRAPH = "graph_"  # prefix of a TUNED cell's CUDA-graph winner fields (emit.GRAP
 
 def upgrade_cell(cell: dict) -> dict:
     """A TUNED cell (and its CUDA-graph winner) written by an earlier mlpgen, in today's
-    strategies and fields: stream_tma is stream with tma. Kernel names are unchanged; a cell of
-    today passes through as it is."""
+    strategies and fields: stream_tma is stream with tma (same kernel names); layered (a
+    kernel per hidden layer, the last layer a cuBLAS GEMM) is chain with the same tiles (a
+    kernel per layer; its kernels, named anew by the caller, replace layered's, and the first
+    is launched plainly, as layered's were). A cell of today passes through as it is."""
     out = dict(cell)
     for prefix in ("", GRAPH):
-        if out.get(prefix + "strategy") == "stream_tma":
+        strategy = out.get(prefix + "strategy")
+        if strategy == "stream_tma":
             out[prefix + "strategy"] = "stream"
             out[prefix + "tma"] = True
+        elif strategy == "layered":
+            out[prefix + "strategy"] = "chain"
+            out.pop(prefix + "pdl", None)
     return out
 
 

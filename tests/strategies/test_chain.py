@@ -22,7 +22,9 @@ CONFIGS = [
 @pytest.mark.parametrize(
     "widths, act, out_act, dtype, bias, m",
     [
+        # 11 row tiles of 16 at M=161: a full group of 8 and a partial one
         ((100, 37, 10), "gelu", "none", "fp16", True, 161),
+        ((20, 30, 40, 30, 5), "tanh", "sigmoid", "fp32", False, 33),
         ((37, 70, 130), "relu", "silu", "fp32", True, 1),
     ],
 )
@@ -87,3 +89,17 @@ def test_middle_batches_and_persists_tiles():
     assert dominated_reason(headline, cfg, 64) is None
     assert "under 16 rows" in dominated_reason(headline, CONFIGS[0], 1)
     assert "over 4096 rows" in dominated_reason(headline, cfg, 8192)
+
+
+def test_an_earlier_layered_cell_reads_as_chain():
+    """Modules written while layered (a kernel per hidden layer, the last layer a cuBLAS GEMM)
+    was a strategy of its own: their cells read as chain with the same tiles, launched plainly
+    (layered's kernels did not wait for the previous kernel), graph winners too."""
+    from mlpgen.strategies import upgrade_cell
+
+    tiles = dict(block_m=64, block_n=128, block_k=64, num_warps=4, num_stages=3)
+    old = {"strategy": "layered", **tiles, "kernel": "_k_layered_m64_n128_k64", "pdl": True}
+    new = upgrade_cell(old | {f"graph_{k}": v for k, v in old.items()})
+    assert new["strategy"] == new["graph_strategy"] == "chain"
+    assert "pdl" not in new and "graph_pdl" not in new
+    assert KernelConfig.from_dict(new) == KernelConfig("chain", **tiles)
