@@ -204,7 +204,7 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
     buffer); and replayed from a CUDA graph on new inputs."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need an sm_90 GPU")
-    from mlpgen.layout import plan_cluster
+    from mlpgen.strategies.cluster import plan_cluster
 
     spec = MLPSpec(widths, act=act, dtype=dtype, bias=bias)
     smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin

@@ -6,7 +6,9 @@ atomics, no workspace, a fixed summation order (templates/kernel_cluster.j2). A 
 
 from __future__ import annotations
 
-from mlpgen.layout import ELEM_BYTES, plan_cluster, register_reason, shared_reason
+from dataclasses import dataclass
+
+from mlpgen.layout import ELEM_BYTES, MIN_DOT, next_pow2, register_reason, shared_reason
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies.base import Strategy
 
@@ -14,6 +16,54 @@ from mlpgen.strategies.base import Strategy
 # (triton's launch does for 16), in powers of two here (the slots are summed over an arange)
 CLUSTER_SIZES = (2, 4, 8, 16)
 FMA_OVERHEAD_REGS = 30  # the row form's registers beyond its tiles: addresses and sums
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    """The cluster strategy (two layers): split's hidden chunks, one CTA each, as one thread-block
+    cluster per row block; CTA r owns output columns r*bn.. and receives every CTA's partial
+    outputs for them into its shared memory (ctas slots of block_m x bn fp32: buffer_bytes)."""
+
+    k: int
+    hidden: int
+    n: int
+    ctas: int  # CTAs a cluster: hidden chunks
+    bn: int  # output columns a CTA owns (a power of two, at least 2: n <= ctas * bn)
+    np: int  # the partial output's columns (n rounded up to a power of two)
+    buffer_bytes: int
+    mask_k: bool
+    mask_hidden: bool
+    mask_n: bool
+    act: str
+    out_act: str
+    # tiles under tl.dot's 16 rows are unrolled row by row on the CUDA cores, summing in the
+    # weights' load layout (templates/cluster_rows.j2): a batch of one hands over one row
+    fma: bool
+    k_starts: tuple[int, ...]  # the first layer's block_k steps
+
+
+def plan_cluster(spec: MLPSpec, config: KernelConfig) -> ClusterPlan:
+    if spec.depth != 2:
+        raise ValueError(f"the cluster strategy needs 2 layers, {spec.name} has {spec.depth}")
+    k, hidden, n = spec.widths
+    ctas = -(-hidden // config.chunk)
+    bn = max(2, next_pow2(-(-n // ctas)))  # _quad_slot pairs the columns
+    return ClusterPlan(
+        k=k,
+        hidden=hidden,
+        n=n,
+        ctas=ctas,
+        bn=bn,
+        np=next_pow2(n),
+        buffer_bytes=ctas * config.block_m * bn * 4,
+        mask_k=k % config.block_k != 0,
+        mask_hidden=hidden % config.chunk != 0,
+        mask_n=n != next_pow2(n),
+        act=spec.act,
+        out_act=spec.out_act,
+        fma=config.block_m < MIN_DOT,
+        k_starts=tuple(range(0, k, config.block_k)),
+    )
 
 
 def reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:

@@ -7,10 +7,46 @@ another (no grid barrier)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-from mlpgen.layout import ELEM_BYTES, plan_split, register_reason, shared_reason
+from mlpgen.layout import ELEM_BYTES, register_reason, shared_reason
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies.base import Strategy
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """The split strategy (two layers): hidden chunks across programs, the output reduced in an
+    fp32 workspace. n_chunks programs add into each row block's outputs."""
+
+    k: int
+    hidden: int
+    n: int
+    n_chunks: int
+    mask_k: bool  # k is not a multiple of block_k
+    mask_hidden: bool  # hidden is not a multiple of chunk
+    mask_n: bool  # n is not a multiple of block_n
+    n_starts: tuple[int, ...]  # the output tiles' first columns
+    act: str
+    out_act: str
+
+
+def plan_split(spec: MLPSpec, config: KernelConfig) -> SplitPlan:
+    if spec.depth != 2:
+        raise ValueError(f"the split strategy needs exactly 2 layers, {spec.name} has {spec.depth}")
+    k, hidden, n = spec.widths
+    return SplitPlan(
+        k=k,
+        hidden=hidden,
+        n=n,
+        n_chunks=-(-hidden // config.chunk),
+        mask_k=k % config.block_k != 0,
+        mask_hidden=hidden % config.chunk != 0,
+        mask_n=n % config.block_n != 0,
+        n_starts=tuple(range(0, n, config.block_n)),
+        act=spec.act,
+        out_act=spec.out_act,
+    )
 
 
 def reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:

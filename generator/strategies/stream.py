@@ -10,13 +10,14 @@ takes the torch path for inputs whose base is not 16-byte aligned."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from mlpgen.layout import (
     ELEM_BYTES,
+    Chunk,
     chunks_of,
     next_pow2,
     padded,
-    plan_stream,
     register_reason,
     shared_reason,
 )
@@ -31,6 +32,39 @@ TMA_TILE = {"block_m": 128, "num_warps": 8, "num_stages": 2}
 # the TMA tiles and the descriptors' setup pay off at large batches only (on the H200 it lost to
 # persist at 4096 rows)
 TMA_MIN_BUCKET = 4096
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """The stream strategy (two layers): x chunks stay in registers, the hidden layer is
+    produced block_n columns at a time and consumed at once by the second layer."""
+
+    k: int
+    n1: int
+    n2: int
+    in_chunks: tuple[Chunk, ...]
+    out_chunks: tuple[Chunk, ...]
+    mask_n1: bool
+    act: str
+    out_act: str
+
+
+def plan_stream(spec: MLPSpec, config: KernelConfig) -> StreamPlan:
+    if spec.depth != 2:
+        raise ValueError(
+            f"the stream strategy needs exactly 2 layers, {spec.name} has {spec.depth}"
+        )
+    k, n1, n2 = spec.widths
+    return StreamPlan(
+        k=k,
+        n1=n1,
+        n2=n2,
+        in_chunks=chunks_of(k, config.chunk),
+        out_chunks=chunks_of(n2, config.chunk),
+        mask_n1=n1 % config.block_n != 0,
+        act=spec.act,
+        out_act=spec.out_act,
+    )
 
 
 def reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:

@@ -8,9 +8,9 @@ import torch
 
 from mlpgen import space
 from mlpgen.emit import entry
-from mlpgen.layout import plan_cluster
 from mlpgen.space import infeasible_reason, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies.cluster import plan_cluster
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
 
 HEADLINE = MLPSpec((256, 512, 256))
