@@ -20,6 +20,7 @@ import mlpgen
 from mlpgen.render import render_module, template_hash
 from mlpgen.space import DEFAULT_BUCKETS, heuristic_config
 from mlpgen.spec import KernelConfig, MLPSpec, SpecError
+from mlpgen.strategies import upgrade_cell
 
 DEFAULT_KEY = "default"
 
@@ -55,6 +56,7 @@ RETIRED = ("fast_erf",)  # config fields of earlier versions (GELU's erf is no l
 def current_cell(cell: dict) -> dict:
     """A TUNED cell as this version writes it: retired config fields dropped and the kernel
     names re-derived, so a module from an earlier mlpgen re-renders with matching kernels."""
+    cell = upgrade_cell(cell)  # earlier strategies' names and fields
     out = {k: v for k, v in cell.items() if k.removeprefix(GRAPH) not in RETIRED}
     for prefix, config in (("", cell), (GRAPH, graph_cell(cell))):
         if config is not None:

@@ -113,7 +113,7 @@ def dot_count(spec: MLPSpec, config: KernelConfig) -> int:
 
 @dataclass(frozen=True)
 class TiledLayer:
-    """One layer of a tiled kernel (persist, layered, chain): block_m x block_n tiles of its
+    """One layer of a tiled kernel (persist, chain): block_m x block_n tiles of its
     [M, n] output, a loop over its k."""
 
     index: int
@@ -152,122 +152,34 @@ def plan_tiles(spec: MLPSpec, config: KernelConfig) -> tuple[TiledLayer, ...]:
     return tuple(out)
 
 
-def plan_hidden_tiles(spec: MLPSpec, config: KernelConfig) -> tuple[TiledLayer, ...]:
-    """The layered strategy's kernels: the hidden layers (every layer but the last), tiled."""
-    return plan_tiles(spec, config)[:-1]
+# Limits every feasibility rule shares (generator/strategies/<name>.py): estimates good enough
+# to drop hopeless candidates before compiling, not to rank them.
+MAX_REGS = 255  # per thread on NVIDIA GPUs
+REGISTER_FILE = 65536  # 32-bit registers per SM: one program's threads must fit in it
+MAX_SHARED = 99 * 1024  # opt-in shared memory per block on sm86/89; the tuner passes the GPU's
+MAX_ACC_REGS = 128  # fp32 accumulator registers per thread a tile may take
 
 
-@dataclass(frozen=True)
-class StreamPlan:
-    """The stream strategy (two layers): x chunks stay in registers, the hidden layer is
-    produced block_n columns at a time and consumed at once by the second layer."""
-
-    k: int
-    n1: int
-    n2: int
-    in_chunks: tuple[Chunk, ...]
-    out_chunks: tuple[Chunk, ...]
-    mask_n1: bool
-    act: str
-    out_act: str
+def register_reason(regs: int, num_warps: int) -> str | None:
+    """Why `regs` registers per thread cannot run with num_warps warps, or None."""
+    cap = min(MAX_REGS, REGISTER_FILE // (32 * num_warps))
+    if regs > cap:
+        return f"~{regs} registers per thread (max {cap} with {num_warps} warps)"
+    return None
 
 
-def plan_stream(spec: MLPSpec, config: KernelConfig) -> StreamPlan:
-    if spec.depth != 2:
-        raise ValueError(
-            f"the stream strategy needs exactly 2 layers, {spec.name} has {spec.depth}"
-        )
-    k, n1, n2 = spec.widths
-    return StreamPlan(
-        k=k,
-        n1=n1,
-        n2=n2,
-        in_chunks=chunks_of(k, config.chunk),
-        out_chunks=chunks_of(n2, config.chunk),
-        mask_n1=n1 % config.block_n != 0,
-        act=spec.act,
-        out_act=spec.out_act,
-    )
+def shared_reason(smem: int, max_shared: int) -> str | None:
+    """Why `smem` bytes of shared memory per program do not fit, or None."""
+    if smem > max_shared:
+        return f"~{smem // 1024} KiB shared memory (max {max_shared // 1024})"
+    return None
 
 
-@dataclass(frozen=True)
-class SplitPlan:
-    """The split strategy (two layers): hidden chunks across programs, the output reduced in an
-    fp32 workspace. n_chunks programs add into each row block's outputs."""
-
-    k: int
-    hidden: int
-    n: int
-    n_chunks: int
-    mask_k: bool  # k is not a multiple of block_k
-    mask_hidden: bool  # hidden is not a multiple of chunk
-    mask_n: bool  # n is not a multiple of block_n
-    n_starts: tuple[int, ...]  # the output tiles' first columns
-    act: str
-    out_act: str
-
-
-def plan_split(spec: MLPSpec, config: KernelConfig) -> SplitPlan:
-    if spec.depth != 2:
-        raise ValueError(f"the split strategy needs exactly 2 layers, {spec.name} has {spec.depth}")
-    k, hidden, n = spec.widths
-    return SplitPlan(
-        k=k,
-        hidden=hidden,
-        n=n,
-        n_chunks=-(-hidden // config.chunk),
-        mask_k=k % config.block_k != 0,
-        mask_hidden=hidden % config.chunk != 0,
-        mask_n=n % config.block_n != 0,
-        n_starts=tuple(range(0, n, config.block_n)),
-        act=spec.act,
-        out_act=spec.out_act,
-    )
-
-
-@dataclass(frozen=True)
-class ClusterPlan:
-    """The cluster strategy (two layers): split's hidden chunks, one CTA each, as one thread-block
-    cluster per row block; CTA r owns output columns r*bn.. and receives every CTA's partial
-    outputs for them into its shared memory (ctas slots of block_m x bn fp32: buffer_bytes)."""
-
-    k: int
-    hidden: int
-    n: int
-    ctas: int  # CTAs a cluster: hidden chunks
-    bn: int  # output columns a CTA owns (a power of two, at least 2: n <= ctas * bn)
-    np: int  # the partial output's columns (n rounded up to a power of two)
-    buffer_bytes: int
-    mask_k: bool
-    mask_hidden: bool
-    mask_n: bool
-    act: str
-    out_act: str
-    # tiles under tl.dot's 16 rows are unrolled row by row on the CUDA cores, summing in the
-    # weights' load layout (templates/cluster_rows.j2): a batch of one hands over one row
-    fma: bool
-    k_starts: tuple[int, ...]  # the first layer's block_k steps
-
-
-def plan_cluster(spec: MLPSpec, config: KernelConfig) -> ClusterPlan:
-    if spec.depth != 2:
-        raise ValueError(f"the cluster strategy needs 2 layers, {spec.name} has {spec.depth}")
-    k, hidden, n = spec.widths
-    ctas = -(-hidden // config.chunk)
-    bn = max(2, next_pow2(-(-n // ctas)))  # _quad_slot pairs the columns
-    return ClusterPlan(
-        k=k,
-        hidden=hidden,
-        n=n,
-        ctas=ctas,
-        bn=bn,
-        np=next_pow2(n),
-        buffer_bytes=ctas * config.block_m * bn * 4,
-        mask_k=k % config.block_k != 0,
-        mask_hidden=hidden % config.chunk != 0,
-        mask_n=n != next_pow2(n),
-        act=spec.act,
-        out_act=spec.out_act,
-        fma=config.block_m < MIN_DOT,
-        k_starts=tuple(range(0, k, config.block_k)),
-    )
+def tile_reason(config: KernelConfig, elem_bytes: int, max_shared: int) -> str | None:
+    """Why a block_m x block_n output tile with a pipelined block_k loop does not fit: its fp32
+    accumulator in registers, its num_stages operand buffers in shared memory."""
+    acc = config.block_m * config.block_n // (32 * config.num_warps)
+    if acc > MAX_ACC_REGS:
+        return f"~{acc} accumulator registers per thread (max {MAX_ACC_REGS})"
+    smem = (config.block_m + config.block_n) * config.block_k * elem_bytes * config.num_stages
+    return shared_reason(smem, max_shared)

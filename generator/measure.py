@@ -32,6 +32,7 @@ from mlpgen.emit import atomic_write, entry, render
 from mlpgen.render import render_kernel
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import STRATEGIES
 from mlpgen.verify import TOLERANCE, TORCH_DTYPE, reference, rel_error
 
 # buckets up to this size also get a per-call host time: on the H200 a call is still host-bound
@@ -43,14 +44,12 @@ WARMUP_MS, REP_MS = 10, 40  # do_bench budget per candidate
 # a floor (the same launch path for every kernel config): the least loop is the reproducible
 # part, where a median of 5 still moved by ~10% between two runs of one candidate on the H200
 HOST_CALLS, HOST_LOOPS = 50, 15
-# strategies whose calls launch several kernels in turn (chain's layers; layered's, its last
-# layer a cuBLASLt GEMM). Fed by the host rather than replayed in a graph, their calls can take
-# the GPU longer than gpu_us measures, and a short loop (host_us) need not show it: at the
-# headline's 1024 rows chain's calls took 10.2-16.4 us each over 1500 host-fed calls against
-# 6.41 in a graph, its least loop of 50 9.95-15.04 (H200, BENCHMARKS.md "Twenty-second
-# session"). They are also timed over a loop of STREAM_CALLS host-fed calls (stream_us), about
-# as long as mlpgen bench's loops (~14 ms) at these calls' ~10 us.
-SEVERAL_KERNELS = ("layered", "chain")
+# Strategies whose calls launch several kernels in turn (Strategy.several_kernels): fed by the
+# host rather than replayed in a graph, their calls can take the GPU longer than gpu_us measures,
+# and a short loop (host_us) need not show it: at the headline's 1024 rows on the H200 chain's
+# calls took 10.2-16.4 us each over 1500 host-fed calls against 6.41 in a graph, its least loop
+# of 50 9.95-15.04. They are also timed over a loop of STREAM_CALLS host-fed calls (stream_us),
+# about as long as mlpgen bench's loops (~14 ms) at these calls' ~10 us.
 STREAM_CALLS = 1500
 POISON_ROWS = 16  # NaN rows past M that a kernel must leave untouched
 ODD_OFFSET = 13  # bucket + 13 is not a multiple of any block_m >= 16
@@ -71,7 +70,7 @@ class Measurement:
     us: float | None = None  # median GPU time, triton.testing.do_bench
     host_us: float | None = None  # per-call host time (least loop), small buckets only
     err: float | None = None  # worst relative error seen while verifying
-    # GPU time per call over STREAM_CALLS host-fed calls: SEVERAL_KERNELS, small buckets only
+    # GPU time per call over STREAM_CALLS host-fed calls: several kernels, small buckets only
     stream_us: float | None = None
 
     def __post_init__(self) -> None:
@@ -298,7 +297,7 @@ def measure_candidate(
                 return Measurement("ok", us=t, host_us=hus, err=max(worst, err))
             us = gpu_us(call)
             hus = host_us(call, sync) if bucket <= HOST_BUCKET_MAX else None
-            several = hus is not None and config.strategy in SEVERAL_KERNELS
+            several = hus is not None and STRATEGIES[config.strategy].several_kernels
             sus = stream_us(call) if several else None
         return Measurement("ok", us=us, host_us=hus, err=max(worst, err), stream_us=sus)
     except Exception as e:

@@ -11,31 +11,13 @@ import jinja2
 
 import mlpgen.templates
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.layout import (
-    plan_cluster,
-    plan_hidden_tiles,
-    plan_layers,
-    plan_split,
-    plan_stream,
-    plan_tiles,
-    prefetches,
-)
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import STRATEGIES
 
 TEMPLATE_DIR = Path(mlpgen.templates.__file__).parent
 TL_DTYPES = {"fp16": "tl.float16", "bf16": "tl.bfloat16", "fp32": "tl.float32"}
 TORCH_DTYPES = {"fp16": "torch.float16", "bf16": "torch.bfloat16", "fp32": "torch.float32"}
-PLANNERS = {
-    "persist": plan_tiles,
-    "stream": plan_stream,
-    "stream_tma": plan_stream,
-    "split": plan_split,
-    "cluster": plan_cluster,
-    "layered": plan_hidden_tiles,
-    "chain": plan_tiles,
-}
 MACROS = {name: a.macro for name, a in ACTIVATIONS.items()}  # name -> activations.j2 macro
-GROUP_M = 8  # layered: row tiles per program group (consecutive programs share weight tiles)
 
 
 @cache
@@ -59,14 +41,9 @@ def template_hash() -> str:
 
 
 def kernel_names(spec: MLPSpec, config: KernelConfig) -> list[str]:
-    """The @triton.jit functions that render_kernel defines: config.kernel_name, or for the
-    layered strategy one per hidden layer (kernel_name + "_l<layer>"), for chain one per
-    layer."""
-    if config.strategy == "layered":
-        return [f"{config.kernel_name}_l{i}" for i in range(len(spec.widths) - 2)]
-    if config.strategy == "chain":
-        return [f"{config.kernel_name}_l{i}" for i in range(len(spec.widths) - 1)]
-    return [config.kernel_name]
+    """The @triton.jit functions that render_kernel defines: config.kernel_name, or for a
+    strategy of one kernel per layer, kernel_name + "_l<layer>" for each."""
+    return STRATEGIES[config.strategy].kernel_names(spec, config)
 
 
 def packed_activations(spec: MLPSpec) -> dict[str, tuple[str, ...]]:
@@ -79,12 +56,13 @@ def packed_activations(spec: MLPSpec) -> dict[str, tuple[str, ...]]:
 
 
 def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
-    """Source of the @triton.jit kernels of one config (kernel_names)."""
-    if not config.has_kernel:
+    """Source of the @triton.jit kernels of one config (kernel_names), from its strategy's
+    template (templates/kernel_<strategy>.j2) and plan."""
+    strategy = STRATEGIES[config.strategy]
+    if not strategy.has_kernel:
         raise ValueError(f"the {config.strategy} strategy has no kernel")
-    planner = PLANNERS.get(config.strategy, plan_layers)
     template = environment().get_template(f"kernel_{config.strategy}.j2")
-    plan = planner(spec, config)
+    plan = strategy.planner(spec, config)
     return template.render(
         name=config.kernel_name,
         spec=spec,
@@ -94,16 +72,13 @@ def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
         tl_dtype=TL_DTYPES[spec.dtype],
         macros=MACROS,
         packed=packed_activations(spec),
-        group_m=GROUP_M,
-        prefetch=config.strategy == "rowblock" and prefetches(spec, config),
+        **strategy.template_args(spec, config),
     )
 
 
 def epilogue_gelu(spec: MLPSpec) -> bool | None:
     """use_gelu for the module's cuBLASLt epilogue path, None when the spec cannot take it."""
-    from mlpgen.space import epilogue_reason
-
-    if epilogue_reason(spec, KernelConfig(strategy="epilogue"), 0) is not None:
+    if STRATEGIES["epilogue"].rule(spec, KernelConfig(strategy="epilogue"), 0) is not None:
         return None
     return spec.act == "gelu_tanh"
 

@@ -11,23 +11,6 @@ from mlpgen.activations import ACTIVATIONS
 MAX_WIDTH = 8192
 MAX_STEM = 120  # longest module file name (MLPSpec.file_stem)
 DTYPES = ("fp16", "bf16", "fp32")
-STRATEGIES = (
-    "rowblock",
-    "persist",
-    "stream",
-    "stream_tma",
-    "split",
-    "cluster",
-    "layered",
-    "chain",
-    "epilogue",
-    "torch",
-)
-KERNEL_FREE = ("epilogue", "torch")  # strategies that launch torch ops, no Triton kernel
-# strategies whose launches a cell's "pdl" does not change: layered's kernels do not wait for the
-# previous kernel, so the module launches them plainly (run193's tuner kept such a "PDL" variant
-# at 1024,4096,1024's 1024 rows on noise: 31.39 us against 33.12 for the same launches)
-NO_PDL = ("layered", *KERNEL_FREE)
 
 
 class SpecError(ValueError):
@@ -128,38 +111,8 @@ def parse_widths(text: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """One point of the search space.
-
-    rowblock: each program owns block_m rows through every layer, activations in registers,
-      layers unrolled over `chunk`-wide column chunks.
-    persist: a persistent grid (at most one program per SM) computes each layer as
-      block_m x block_n output tiles with a block_k loop, stages hidden activations through
-      L2/global memory and waits at a grid barrier between layers: many SMs read the weights.
-    stream: two-layer MLPs only: block_m rows per program, x in registers, the hidden layer
-      produced block_n columns at a time in a loop and consumed at once by the second layer.
-    split: two-layer MLPs only, for small batches: program (i, j) computes hidden columns
-      j*chunk.. of row block i, multiplies them into its share of the output (block_n columns at
-      a time) and adds that into an fp32 workspace with atomics; the last program of a row block
-      to arrive adds the bias and writes y. The weights are read by many SMs, and no program
-      waits for another (no grid barrier).
-    cluster: split's programs of one row block as one thread-block cluster (sm_90): each CTA
-      stores its partial outputs into the shared memory of the CTA that owns those columns
-      (distributed shared memory), and after the cluster's barrier each CTA sums its columns:
-      no atomics, no workspace, a fixed summation order. block_m under 16 (tl.dot's minimum)
-      runs the rows one by one on the CUDA cores (a cluster per row at block_m 1).
-    layered: for large batches: one Triton GEMM per hidden layer (block_m x block_n tiles, a
-      block_k loop) with the bias and activation applied before its one store, so the hidden
-      activation crosses memory twice instead of four times (no separate activation pass, for
-      any activation); the last layer, with nothing to fuse, is a cuBLAS GEMM.
-    chain: layered's tiles for every layer, the last one too, each kernel launched with
-      programmatic dependent launch on Hopper (PDL: it is scheduled while the previous layer
-      runs and waits for that layer's output in-kernel, instead of after the previous kernel
-      has drained): middle batches, where two short launches' gap is a large share.
-    epilogue: no Triton kernel: one cuBLAS GEMM per layer with the bias and the activation
-      fused into cuBLASLt's epilogue (relu, gelu_tanh), which saves eager's separate
-      activation pass over the hidden layer (large batches).
-    torch: the unfused torch path (no kernel).
-    """
+    """One point of the search space: a strategy (generator/strategies/<name>.py says what
+    each does and which of these fields it searches) and its tiles, warps and stages."""
 
     strategy: str = "rowblock"
     block_m: int = 64
@@ -171,16 +124,21 @@ class KernelConfig:
     # persist only: the last layer's tiles are block_m x last_block_n (0: block_n, as the hidden
     # layers'). A last layer narrower than the hidden ones has fewer tiles than they have: on the
     # H200 the headline's 512 -> 256 layer ran alone in 4.04 us with 64 x 64 tiles (64 of them
-    # for 128 programs) against its first layer's 3.61 (BENCHMARKS.md, twenty-fourth session)
+    # for 128 programs) against its first layer's 3.61
     last_block_n: int = 0
+    # stream only: every tile moved by TMA on a persistent grid (strategies/stream.py)
+    tma: bool = False
     # launch-only, not searched by the space: the call's first kernel launched with programmatic
     # dependent launch (sm_90), so that the next call's launch overlaps this one's run; the tuner
     # tries it on each bucket's fastest configs (tune.pdl_pass). Cells leave it out when False.
     pdl: bool = False
 
     def __post_init__(self) -> None:
+        from mlpgen.strategies import STRATEGIES  # the strategies import this module
+
         if self.strategy not in STRATEGIES:
-            raise SpecError(f"unknown strategy {self.strategy!r}; choose from {STRATEGIES}")
+            names = ", ".join(STRATEGIES)
+            raise SpecError(f"unknown strategy {self.strategy!r}; choose from {names}")
         for name in ("block_m", "chunk", "num_warps", "block_n", "block_k"):
             v = getattr(self, name)
             if v < 1 or v & (v - 1):
@@ -194,6 +152,9 @@ class KernelConfig:
                 )
             if self.last_block_n == self.block_n:  # one kernel, one name: last_block_n 0
                 object.__setattr__(self, "last_block_n", 0)
+        object.__setattr__(self, "tma", bool(self.tma))  # the domain's 0/1
+        if self.tma and self.strategy != "stream":
+            raise SpecError(f"tma is stream's, not {self.strategy}'s")
         if self.chunk < 16 and self.has_kernel:
             raise SpecError(f"chunk must be at least 16 (tl.dot's minimum), got {self.chunk}")
         if self.num_stages < 1:
@@ -202,29 +163,23 @@ class KernelConfig:
     @property
     def kernel_name(self) -> str:
         """Name of the rendered kernel; launch-only fields (warps, stages) do not change source."""
-        if not self.has_kernel:
-            return ""
-        if self.strategy == "persist":
-            last = f"_last{self.last_block_n}" if self.last_block_n else ""
-            return f"_k_persist_m{self.block_m}_n{self.block_n}{last}_k{self.block_k}"
-        if self.strategy in ("layered", "chain"):
-            return f"_k_{self.strategy}_m{self.block_m}_n{self.block_n}_k{self.block_k}"
-        if self.strategy == "split":
-            return f"_k_split_m{self.block_m}_c{self.chunk}_n{self.block_n}_k{self.block_k}"
-        if self.strategy == "cluster":
-            return f"_k_cluster_m{self.block_m}_c{self.chunk}_k{self.block_k}"
-        if self.strategy in ("stream", "stream_tma"):
-            return f"_k_{self.strategy}_m{self.block_m}_n{self.block_n}_c{self.chunk}"
-        return f"_k_{self.strategy}_m{self.block_m}_c{self.chunk}"
+        name = self._strategy.kernel_name
+        return "" if name is None else name(self)
 
     @property
     def has_kernel(self) -> bool:
-        return self.strategy not in KERNEL_FREE
+        return self._strategy.has_kernel
 
     @property
     def takes_pdl(self) -> bool:
-        """Whether launching the call's first kernel with PDL changes anything (NO_PDL)."""
-        return self.strategy not in NO_PDL
+        """Whether launching the call's first kernel with PDL changes anything."""
+        return self._strategy.takes_pdl
+
+    @property
+    def _strategy(self):
+        from mlpgen.strategies import STRATEGIES
+
+        return STRATEGIES[self.strategy]
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -232,6 +187,8 @@ class KernelConfig:
             del d["pdl"]
         if not self.last_block_n:
             del d["last_block_n"]
+        if not self.tma:
+            del d["tma"]
         return d
 
     @classmethod

@@ -50,7 +50,7 @@ from optuna.trial import TrialState
 
 import mlpgen
 from mlpgen.emit import entry, graph_cell, read_module, with_graph_winner, write_module
-from mlpgen.measure import SEVERAL_KERNELS, Measurement, WorkerStartError, describe
+from mlpgen.measure import Measurement, WorkerStartError, describe
 from mlpgen.render import template_hash
 from mlpgen.space import (
     DEFAULT_BUCKETS,
@@ -61,6 +61,7 @@ from mlpgen.space import (
     strategy_seeds,
 )
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import STRATEGIES
 from mlpgen.trials import config_text, main, write_trial_log
 
 Measure = Callable[[int, KernelConfig], Measurement]
@@ -613,21 +614,20 @@ class BucketResult:
     pairs: list[tuple[KernelConfig, Measurement]] = field(default_factory=list)  # measured
 
 
-# strategies whose calls take the same path: the generated module's kernel lane, one launch of
-# one compiled kernel given the tensors' addresses (the workspace's too); the others (the torch
-# path, cuBLASLt's epilogue, several launches, TMA descriptors) each have a path of their own
-KERNEL_LANE = ("rowblock", "stream", "persist", "split", "cluster")
-
-
 def launch_path(config: KernelConfig) -> str:
-    return "kernel lane" if config.strategy in KERNEL_LANE else config.strategy
+    """The path a config's calls take: the generated module's kernel lane (one launch of one
+    compiled kernel given the tensors' addresses, the workspace's too: Strategy.kernel_lane),
+    or a path of the strategy's own (the torch path, cuBLASLt's epilogue, several launches,
+    TMA descriptors)."""
+    return "kernel lane" if STRATEGIES[config.strategy].on_kernel_lane(config) else config.strategy
 
 
-# strategies whose calls launch several kernels in turn (measure.SEVERAL_KERNELS): each config
-# keeps its own host time. Three chain configs on the native lane took 9.75, 13.49 and 13.80 us
-# a call in one H200 tune (run153, BENCHMARKS.md), no spread shown to be noise; pooled, the
-# 13.49 one had won on the 9.75 of another
-OWN_HOST_TIME = SEVERAL_KERNELS
+def own_host_time(config: KernelConfig) -> bool:
+    """Whether a config keeps its own host time instead of its launch path's floor: calls that
+    launch several kernels in turn (Strategy.several_kernels), whose host time differs between
+    configs of one path (three chain configs on the native lane took 9.75, 13.49 and 13.80 us a
+    call in one H200 tune; pooled, the 13.49 one had won on the 9.75 of another)."""
+    return STRATEGIES[config.strategy].several_kernels
 
 
 def launch_floors(records: Sequence[tuple[KernelConfig, Measurement]]) -> dict[str, float]:
@@ -639,14 +639,14 @@ def launch_floors(records: Sequence[tuple[KernelConfig, Measurement]]) -> dict[s
     path's least keeps that noise from deciding between configs that differ in GPU time."""
     floors: dict[str, float] = {}
     for c, m in records:
-        if m.ok and m.host_us is not None and c.strategy not in OWN_HOST_TIME:
+        if m.ok and m.host_us is not None and not own_host_time(c):
             path = launch_path(c)
             floors[path] = min(floors.get(path, math.inf), m.host_us)
     return floors
 
 
 def pooled_score(config: KernelConfig, m: Measurement, floors: dict[str, float]) -> float:
-    """m's score with its launch path's floor in place of its own host time (OWN_HOST_TIME's
+    """m's score with its launch path's floor in place of its own host time (own_host_time's
     strategies: their own, and their long loop's GPU time, m.stream_us)."""
     if m.host_us is None:
         return m.us
@@ -708,7 +708,7 @@ def collect(study: optuna.Study, bucket: Bucket) -> BucketResult:
 
 def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None = None):
     """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest configs that take it
-    (KernelConfig.takes_pdl: not layered's), its winner and the previous winners that ran with
+    (KernelConfig.takes_pdl), its winner and the previous winners that ran with
     it (Bucket.linked: run179's re-tune of the headline's 256 rows measured the shipped persist
     cell without PDL 5th fastest, 5.62 us against its 5.14 with PDL in run172, and did not try
     it linked); a PDL variant joins the bucket's records where it took PDL_GAIN less GPU time

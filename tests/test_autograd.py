@@ -10,7 +10,8 @@ import torch
 
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import entry
-from mlpgen.spec import STRATEGIES, KernelConfig, MLPSpec
+from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import STRATEGIES
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
 
 
@@ -228,11 +229,11 @@ def test_op_launch_arguments_run_each_strategy(load_generated, config):
 
 
 @pytest.mark.interpret
-def test_op_path_launches_each_layered_kernel_through_its_launcher(load_generated):
-    """The op runs layered through _run_layered with its own launcher (wrap_triton on the
-    GPU): every hidden layer's kernel goes through it, in order, with arguments it runs on."""
+def test_op_path_launches_each_layer_kernel_through_its_launcher(load_generated):
+    """The op runs chain through _run_layered with its own launcher (wrap_triton on the
+    GPU): every layer's kernel goes through it, in order, with arguments it runs on."""
     spec = MLPSpec((24, 40, 20, 9), act="silu", dtype="fp32")
-    cell = entry(KernelConfig(strategy="layered", block_m=16, block_n=16, block_k=16))
+    cell = entry(KernelConfig(strategy="chain", block_m=16, block_n=16, block_k=16))
     mod, _ = load_generated(spec, gpu_key="test|sm0|0", table={1: cell})
     x, weights, biases = random_problem(spec, 21)
     launched = []
@@ -242,5 +243,5 @@ def test_op_path_launches_each_layered_kernel_through_its_launcher(load_generate
         kernel[grid](*args, num_warps=4, num_stages=1)
 
     y = mod._run_layered(mod._layer_steps(cell, 21), x, weights, biases, 4, 1, launch)
-    assert launched == [f"{cell['kernel']}_l0", f"{cell['kernel']}_l1"]
+    assert launched == [f"{cell['kernel']}_l{i}" for i in range(3)]
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]

@@ -204,7 +204,7 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
     buffer); and replayed from a CUDA graph on new inputs."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need an sm_90 GPU")
-    from mlpgen.layout import plan_cluster
+    from mlpgen.strategies.cluster import plan_cluster
 
     spec = MLPSpec(widths, act=act, dtype=dtype, bias=bias)
     smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
@@ -242,11 +242,11 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
         assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE[dtype]
 
 
-LAYERED = [
-    KernelConfig("layered", block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=3),
-    KernelConfig("layered", block_m=64, block_n=256, block_k=64, num_warps=4, num_stages=4),
-    KernelConfig("layered", block_m=128, block_n=64, block_k=64, num_warps=4, num_stages=4),
-    KernelConfig("layered", block_m=64, block_n=128, block_k=64, num_warps=8),
+LARGE_CHAIN = [  # tiles over chain's domain, as cells of the retired layered strategy read
+    KernelConfig("chain", block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=3),
+    KernelConfig("chain", block_m=64, block_n=256, block_k=64, num_warps=4, num_stages=4),
+    KernelConfig("chain", block_m=128, block_n=64, block_k=64, num_warps=4, num_stages=4),
+    KernelConfig("chain", block_m=64, block_n=128, block_k=64, num_warps=4, num_stages=3),
 ]
 
 
@@ -255,13 +255,13 @@ LAYERED = [
     "widths, act",
     [((256, 512, 256), "gelu"), ((100, 300, 200, 7), "silu"), ((784, 1024, 1024, 10), "relu")],
 )
-def test_layered_kernels(load_generated, widths, act, dtype):
+def test_chain_kernels_with_large_tiles(load_generated, widths, act, dtype):
     """The per-layer GEMMs with fused bias and activation on real tensor cores (wgmma tiles,
-    pipelined loads; the interpreter ignores both): odd widths, M not a multiple of block_m,
-    a partial group of row tiles."""
+    pipelined loads; the interpreter ignores both) in large tiles: odd widths, M not a
+    multiple of block_m, a partial group of row tiles."""
     spec = MLPSpec(widths, act=act, dtype=dtype)
     smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
-    tiles = [c for c in LAYERED if infeasible_reason(spec, c, smem) is None]
+    tiles = [c for c in LARGE_CHAIN if infeasible_reason(spec, c, smem) is None]
     assert len(tiles) >= 2  # fp32 drops 64x256 with 4 stages (320 KiB of shared memory)
     table = {i: entry(c) for i, c in enumerate(tiles, 1)}
     mod, _ = load_generated(spec, gpu_key="test", table=table)
@@ -316,8 +316,8 @@ def test_chain_kernels(load_generated, widths, act, dtype):
 
 
 STREAM_TMA = [
-    KernelConfig("stream_tma", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2),
-    KernelConfig("stream_tma", block_m=128, block_n=32, chunk=128, num_warps=8, num_stages=2),
+    KernelConfig("stream", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2, tma=True),
+    KernelConfig("stream", block_m=128, block_n=32, chunk=128, num_warps=8, num_stages=2, tma=True),
 ]
 
 

@@ -285,7 +285,7 @@ def test_cuda_graph_capture_runs_the_graph_winner(load_generated, graph_config):
         assert mod._PLANS[(0, 64, False)].cfg["kernel"] == calls.kernel_name
 
 
-@pytest.mark.parametrize("strategy", ["layered", "chain"])
+@pytest.mark.parametrize("strategy", ["chain"])
 def test_compile_fullgraph_runs_a_layered_config(load_generated, monkeypatch, strategy):
     """torch.compile(fullgraph=True) over a module whose bucket runs layered (or chain): the op
     launches each hidden layer's kernel through wrap_triton and the last layer by torch (chain:
@@ -319,10 +319,10 @@ LANE_CONFIGS = {  # strategy -> (a config, whether its lane launches the kernel 
     "cluster": (dict(strategy="cluster", block_m=16, chunk=32, block_k=128), True),
     "stream": (dict(strategy="stream", block_m=16, block_n=64, chunk=64, num_warps=8), True),
     "persist": (dict(strategy="persist", block_m=64, block_n=64, block_k=64), True),
-    "layered": (dict(strategy="layered", block_m=64, block_n=128, block_k=64, num_warps=8), False),
     "chain": (dict(strategy="chain", block_m=64, block_n=64, block_k=64, num_stages=3), False),
     "stream_tma": (
-        dict(strategy="stream_tma", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2),
+        dict(strategy="stream", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2)
+        | dict(tma=True),
         False,
     ),
     "torch": (dict(strategy="torch"), False),
@@ -422,7 +422,7 @@ class NativeLaneCase:
     not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
 )
 @pytest.mark.parametrize(
-    "strategy, pdl", [("chain", False), ("chain", True), ("layered", False), ("epilogue", False)]
+    "strategy, pdl", [("chain", False), ("chain", True), ("epilogue", False)]
 )
 def test_layer_calls_take_the_native_lane(load_generated, strategy, pdl, native_cache, monkeypatch):
     """chain's two layers, layered's first layer and its last layer's cuBLASLt GEMM, or the

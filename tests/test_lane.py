@@ -185,9 +185,9 @@ def test_output_template_gives_fresh_contiguous_outputs(load_generated, m):
 
 
 PLAN_LANES = {  # strategies whose lane runs the plan itself (no single kernel launch); the
-    # GPU test adds stream_tma, whose descriptors need widths this spec does not have
+    # GPU test adds stream with TMA, whose descriptors need widths this spec does not have
     "torch": dict(strategy="torch"),
-    "layered": dict(strategy="layered", block_m=16, block_n=16, block_k=16),
+    "chain": dict(strategy="chain", block_m=16, block_n=16, block_k=16),
 }
 
 
@@ -492,48 +492,6 @@ def test_a_chain_lane_gives_the_native_lane_every_layer(
     assert second[13] is kept and kept[0].data_ptr() == hidden.data_ptr()
     assert kept[0].shape == (M, 33) and kept[0].is_contiguous()
     assert mod._native_call == native.call
-
-
-def test_a_layered_lane_ends_in_the_last_layers_gemm(load_generated, monkeypatch, launchers):
-    """layered's lane in the native lane: its hidden layer's kernel (x in, the hidden buffer
-    out) and then the last layer's cuBLASLt GEMM on that buffer into y, with the last layer's
-    weight and bias (parameters 2 and 3) and the bias epilogue; the buffer is the device's
-    persist workspace. A spec with an output activation keeps the Python lane (the lane's GEMM
-    has none after it)."""
-    from mlpgen.emit import entry
-    from mlpgen.spec import KernelConfig
-
-    cell = entry(KernelConfig("layered", block_m=16, block_n=16, block_k=16))
-    relu_out = MLPSpec((20, 33, 7), act="gelu", out_act="relu", dtype="fp32")
-    for spec, given in ((SPEC, True), (relu_out, False)):
-        mod, _ = load_generated(spec, gpu_key="some|sm90|132", table={M: cell})
-        monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])
-        monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
-        native = FakeNative()
-        monkeypatch.setattr(mod, "_native_module", lambda native=native: native)
-        x = torch.randn(M, 20)
-        plan = mod._Plan(cell, M, x)
-        assert len(plan.steps) == 1  # the hidden layer's kernel; the last layer is cuBLAS's
-        fake_layer_kernels(mod, plan, launchers, monkeypatch)
-        mod._open_lane(plan, x)
-        assert plan.lane.call is not None  # the plan lane, for the calls the native lane declines
-        if not given:
-            assert native.registered == [] and mod._native_call is None
-            continue
-        hidden = mod._workspace(x, M)[0][0]
-        (kind0, *first), (kind1, *gemm) = native.registered
-        assert (kind0, kind1) == ("add", "gemm")
-        assert first[:13] == [
-            "STATE", None, M, 10, *plan.steps[0][1], 4, 512, 1, True, True,
-            [-2, -1, 0, 1, -1], [0, hidden.data_ptr(), 0, 0, M],
-        ]  # fmt: skip
-        assert gemm[:13] == [
-            "STATE", True, None, M, 33, 7, -1, hidden.data_ptr(), -3, 0, 2, 3, mod._LT_BIAS,
-        ]  # fmt: skip
-        workspace, (kept, ws) = gemm[13], gemm[14]
-        assert ws is workspace and workspace.numel() == mod._LT_WORKSPACE_BYTES
-        assert kept[0].data_ptr() == hidden.data_ptr() and first[13] is kept
-        assert mod._native_call == native.call
 
 
 def test_an_epilogue_lane_is_a_gemm_a_layer(load_generated, monkeypatch):

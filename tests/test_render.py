@@ -65,8 +65,8 @@ def test_cells_of_an_earlier_version_read_back_current(tmp_path):
     in _erf) reads back without the field and with today's kernel names, graph winner too, so
     re-rendering it defines the kernels its table names."""
     spec = MLPSpec((64, 96, 32), act="gelu")
-    layered = KernelConfig("layered", block_m=64, block_n=64, block_k=64)
-    cell = dict(layered.to_dict(), fast_erf=1, kernel=layered.kernel_name + "_erf", us=3.0)
+    chain = KernelConfig("chain", block_m=64, block_n=64, block_k=64)
+    cell = dict(chain.to_dict(), fast_erf=1, kernel=chain.kernel_name + "_erf", us=3.0)
     cell |= {"graph_" + k: v for k, v in cell.items()}
     path = write_module(tmp_path / f"{spec.name}.py", spec, "GPU|sm90|132", {1024: cell})
     text = path.read_text()
@@ -74,7 +74,7 @@ def test_cells_of_an_earlier_version_read_back_current(tmp_path):
     path.write_text(text)
     got = read_module(path)[1]["GPU|sm90|132"][1024]
     assert "fast_erf" not in got and "graph_fast_erf" not in got and got["us"] == 3.0
-    assert got["kernel"] == got["graph_kernel"] == layered.kernel_name
+    assert got["kernel"] == got["graph_kernel"] == chain.kernel_name
     write_module(path, spec, buckets=(1024,))
     assert "_erf" not in path.read_text().replace("_tanh", "")
 
@@ -144,7 +144,7 @@ def test_heuristic_is_feasible_for_every_spec_and_bucket():
 
 
 def test_stream_is_two_layers_only():
-    from mlpgen.layout import plan_stream
+    from mlpgen.strategies.stream import plan_stream
 
     with pytest.raises(ValueError, match="2 layers"):
         plan_stream(MLPSpec((8, 8, 8, 8)), KernelConfig(strategy="stream"))
@@ -208,7 +208,7 @@ def test_split_adds_relaxed_and_arrives_acq_rel():
     runs showed acq_rel adds cost 1-3 us at batch 1-64 and did not change the 8-warp failures
     (BENCHMARKS.md). The last program reads each tile's sums, then (a barrier between) zeroes
     them: without it a thread could zero a sum another thread had not read yet."""
-    from mlpgen.layout import plan_split
+    from mlpgen.strategies.split import plan_split
 
     config = KernelConfig("split", block_m=16, chunk=16, block_n=16, block_k=16)
     assert plan_split(MLPSpec((8, 20, 40)), config).n_starts == (0, 16, 32)
@@ -288,7 +288,7 @@ def test_cluster_kernel_compiles_for_hopper(
     import subprocess
     import sys
 
-    from mlpgen.layout import plan_cluster
+    from mlpgen.strategies.cluster import plan_cluster
 
     spec = MLPSpec(widths, act=act, dtype=dtype, bias=bias)
     config = KernelConfig("cluster", block_m=block_m, chunk=chunk, block_k=block_k, num_warps=4)

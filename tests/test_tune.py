@@ -26,6 +26,7 @@ from mlpgen.measure import Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
 from mlpgen.space import DEFAULT_BUCKETS, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import rowblock
 from mlpgen.trials import trial_log_path
 from mlpgen.tune import (
     PDL_GAIN,
@@ -76,7 +77,7 @@ TABLE = {
 }
 PRODUCTION = {s: dict(d) for s, d in space.DOMAINS.items()}  # read before any test pins TABLE
 PRODUCTION_HEURISTIC = space.heuristic_config  # likewise, before any test pins DEFAULT
-PRODUCTION_MAX_HELD = space.MAX_HELD_ACTIVATIONS
+PRODUCTION_MAX_HELD = rowblock.MAX_HELD_ACTIVATIONS
 
 
 def use_table() -> None:
@@ -86,7 +87,7 @@ def use_table() -> None:
 
     space.DOMAINS.clear()
     space.DOMAINS.update(TABLE)
-    space.MAX_HELD_ACTIVATIONS = UNLIMITED
+    rowblock.MAX_HELD_ACTIVATIONS = UNLIMITED
     for module in heuristic_holders():
         module.heuristic_config = lambda spec, m: DEFAULT
 
@@ -98,7 +99,7 @@ UNLIMITED = 1 << 40  # the landscape's 128-row rowblock tiles (its crashes) stay
 def fixed_table(pin_domains, pin_heuristic, monkeypatch):
     pin_domains(TABLE)
     pin_heuristic(DEFAULT)
-    monkeypatch.setattr(space, "MAX_HELD_ACTIVATIONS", UNLIMITED)
+    monkeypatch.setattr(rowblock, "MAX_HELD_ACTIVATIONS", UNLIMITED)
 
 
 @pytest.fixture
@@ -106,7 +107,7 @@ def production_table(pin_domains, pin_heuristic, monkeypatch):
     """For the tests that check the production table and heuristic (after fixed_table)."""
     pin_domains(PRODUCTION)
     pin_heuristic(PRODUCTION_HEURISTIC)
-    monkeypatch.setattr(space, "MAX_HELD_ACTIVATIONS", PRODUCTION_MAX_HELD)
+    monkeypatch.setattr(rowblock, "MAX_HELD_ACTIVATIONS", PRODUCTION_MAX_HELD)
 
 
 def landscape(bucket: int, c: KernelConfig) -> Measurement:
@@ -524,7 +525,7 @@ def test_search_through_a_worker_process_survives_hangs_and_crashes(tmp_path):
 
 def test_pick_winner_breaks_host_bound_ties_by_gpu_time():
     a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
-    c = KernelConfig("layered", block_m=64, block_n=64, block_k=64, num_stages=3)
+    c = KernelConfig("chain", block_m=64, block_n=64, block_k=64, num_stages=3)
     records = [
         (a, Measurement("ok", us=9.0, host_us=18.0)),
         (b, Measurement("ok", us=6.0, host_us=18.2)),  # within 2%: the GPU is less busy
@@ -539,11 +540,11 @@ def test_host_time_is_pooled_per_launch_path():
     """Configs on one launch path share its cost: one config's unlucky host time (25 us
     against 18 on the same path) does not hide its GPU time, whether it is of the same
     strategy or of another on the kernel lane (rowblock, stream, persist, split: one launch of
-    one compiled kernel); a strategy whose calls launch several kernels (layered, chain) keeps
-    each config's own, even beside a cheaper config of its own strategy."""
+    one compiled kernel); a strategy whose calls launch several kernels (chain) keeps each
+    config's own, even beside a cheaper config of its own strategy."""
     a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
     s = KernelConfig("split", block_m=16, chunk=32, block_n=256, block_k=128)
-    c = KernelConfig("layered", block_m=64, block_n=64, block_k=64, num_stages=3)
+    c = KernelConfig("chain", block_m=64, block_n=64, block_k=64, num_stages=3)
     fast, slow = (
         KernelConfig("chain", block_m=bm, block_n=bn, block_k=64, num_stages=3)
         for bm, bn in ((32, 64), (64, 32))
@@ -740,24 +741,18 @@ def test_every_strategy_is_seeded_early():
     (with the H200's shared memory, which the large stream tiles need)."""
     from dataclasses import replace
 
-    from mlpgen.space import (
-        CLUSTER_MAX_BUCKET,
-        LAYERED_MIN_BUCKET,
-        SPLIT_MAX_BUCKET,
-        STREAM_TMA_MIN_BUCKET,
-        strategy_seeds,
-    )
+    from mlpgen.space import strategy_seeds
+
+    # split up to 4096 rows, cluster up to 256, stream's TMA from 4096
+    extra = {1: {"split", "cluster"}, 64: {"split", "cluster"}, 1024: {"split"}, 16384: set()}
 
     h200 = 232448  # opt-in shared memory per block
     for b in (1, 64, 1024, 16384):
         [bucket] = plan(replace(job((b,), trials=6), max_shared=h200, clusters=True))
         seeds = strategy_seeds(SPEC, b, h200)
-        split = {"split"} if b <= SPLIT_MAX_BUCKET else set()
-        split |= {"cluster"} if b <= CLUSTER_MAX_BUCKET else set()
-        layered = {"layered"} if b >= LAYERED_MIN_BUCKET else set()
-        tma = {"stream_tma"} if b >= STREAM_TMA_MIN_BUCKET else set()
-        expected = {"rowblock", "stream", "persist"} | split | layered | tma
+        expected = {"rowblock", "stream", "persist", *extra[b]}
         assert {c.strategy for c in seeds} == expected
+        assert any(c.tma for c in seeds) == (b >= 4096)
         assert all(c in bucket.first for c in seeds if c in bucket.space)
 
 
@@ -874,17 +869,15 @@ def test_pdl_measurements_are_replayed_when_a_run_resumes():
     assert b[1].winner == a[1].winner and b[1].winner[0].pdl
 
 
-def test_pdl_is_not_tried_on_kernels_that_launch_plainly(pin_domains):
-    """layered's kernels do not wait for the previous one, so the module launches them plainly
-    whatever the cell says: PDL is not tried on them even where they are the fastest, and is on
-    the other kernel configs (run193 kept a layered "PDL" variant on noise: 31.39 us against
-    33.12 for the same launches)."""
-    pin_domains({**TABLE, "layered": {"block_m": (64,), "block_n": (64, 128), "block_k": (64,)}})
+def test_pdl_is_not_tried_where_no_kernel_waits():
+    """The torch path launches no Triton kernel that could wait for the previous one
+    (KernelConfig.takes_pdl): PDL is not tried on it even where it is the fastest, and is on
+    the kernel configs."""
 
     def fn(bucket, c):
         plain = dataclasses.replace(c, pdl=False)
-        if c.strategy == "layered":  # persist's landscape, 20x faster: the fastest by far
-            m = landscape(bucket, dataclasses.replace(plain, strategy="persist"))
+        if c.strategy == "torch":  # persist's landscape, 20x faster: the fastest by far
+            m = landscape(bucket, KernelConfig("persist", block_m=64, num_stages=3))
             m = dataclasses.replace(m, us=m.us * 0.05)
         else:
             m = landscape(bucket, plain)
@@ -892,8 +885,8 @@ def test_pdl_is_not_tried_on_kernels_that_launch_plainly(pin_domains):
 
     rec = Recorder(fn)
     r = search(dataclasses.replace(job((4096,), trials=16), pdl=True), [rec], memory(), quiet())
-    layered = [c for _, c in rec.calls if c.strategy == "layered"]
-    assert layered and not any(c.pdl for c in layered)
-    assert r[4096].winner[0].strategy == "layered" and not r[4096].winner[0].pdl
+    plain = [c for _, c in rec.calls if c.strategy == "torch"]
+    assert plain and not any(c.pdl for c in plain)
+    assert r[4096].winner[0].strategy == "torch" and not r[4096].winner[0].pdl
     linked = [KernelConfig.from_dict(t["config"]) for t in r[4096].trials if t["state"] == "pdl"]
     assert linked and all(c.takes_pdl for c in linked)  # the pass ran, on the other kernels

@@ -1,0 +1,67 @@
+"""The strategies, one file each: `STRATEGIES` maps a strategy's name to everything mlpgen knows
+about it (strategies.base.Strategy). Adding a strategy is its file here, its kernel template
+templates/kernel_<name>.j2, its tests tests/strategies/test_<name>.py and one line below.
+
+The order is the search order: candidates are listed (and tuner studies named) in it."""
+
+from __future__ import annotations
+
+from mlpgen.layout import MAX_SHARED
+from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import (
+    chain,
+    cluster,
+    epilogue,
+    persist,
+    rowblock,
+    split,
+    stream,
+    torch,
+)
+from mlpgen.strategies.base import Strategy
+
+STRATEGIES: dict[str, Strategy] = {
+    s.name: s
+    for s in (
+        rowblock.STRATEGY,
+        persist.STRATEGY,
+        stream.STRATEGY,
+        split.STRATEGY,
+        cluster.STRATEGY,
+        chain.STRATEGY,
+        epilogue.STRATEGY,
+        torch.STRATEGY,
+    )
+}
+
+
+def infeasible_reason(
+    spec: MLPSpec, config: KernelConfig, max_shared: int = MAX_SHARED
+) -> str | None:
+    """Why a config cannot work for a spec, or None when it is worth compiling."""
+    rule = STRATEGIES[config.strategy].rule
+    return None if rule is None else rule(spec, config, max_shared)
+
+
+GRAPH = "graph_"  # prefix of a TUNED cell's CUDA-graph winner fields (emit.GRAPH)
+
+
+def upgrade_cell(cell: dict) -> dict:
+    """A TUNED cell (and its CUDA-graph winner) written by an earlier mlpgen, in today's
+    strategies and fields: stream_tma is stream with tma (same kernel names); layered (a
+    kernel per hidden layer, the last layer a cuBLAS GEMM) is chain with the same tiles (a
+    kernel per layer; its kernels, named anew by the caller, replace layered's, and the first
+    is launched plainly, as layered's were). A cell of today passes through as it is."""
+    out = dict(cell)
+    for prefix in ("", GRAPH):
+        strategy = out.get(prefix + "strategy")
+        if strategy == "stream_tma":
+            out[prefix + "strategy"] = "stream"
+            out[prefix + "tma"] = True
+        elif strategy == "layered":
+            out[prefix + "strategy"] = "chain"
+            out.pop(prefix + "pdl", None)
+    return out
+
+
+__all__ = ["STRATEGIES", "Strategy", "infeasible_reason", "upgrade_cell"]

@@ -1,0 +1,93 @@
+"""The shape of a strategy: one frozen value holding everything mlpgen knows about one way of
+running an MLP, from its search domain to the names of the kernels it renders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from mlpgen.layout import MIN_DOT
+from mlpgen.spec import KernelConfig, MLPSpec
+
+# why a config cannot work for a spec with `max_shared` bytes of shared memory (None: it can)
+Rule = Callable[[MLPSpec, KernelConfig, int], "str | None"]
+# why a feasible config is not worth timing at a bucket, given the domain it was drawn from
+Dominated = Callable[[MLPSpec, KernelConfig, int, Mapping[str, tuple[int, ...]]], "str | None"]
+UNBOUNDED = 1 << 62
+
+
+def _no_seeds(spec: MLPSpec, m: int) -> list[KernelConfig]:
+    return []
+
+
+def _no_args(spec: MLPSpec, config: KernelConfig) -> dict:
+    return {}
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One strategy: its parameter domain, feasibility rule, planner, kernel names, seed
+    configs and the facts the tuner and the module act on. The kernel template is
+    templates/kernel_<name>.j2; it receives the planner's result as `plan` (and `layers`)."""
+
+    name: str
+    # the searched KernelConfig fields and their values (empty: the strategy has no fields)
+    domain: Mapping[str, tuple[int, ...]]
+    # why a config cannot work (registers, shared memory, legal shapes); None: every config
+    # is compiled and left to verification
+    rule: Rule | None = None
+    # the config's @triton.jit name (None: the strategy launches torch ops, no Triton kernel)
+    kernel_name: Callable[[KernelConfig], str] | None = None
+    # what the template iterates over (layout's plans); only strategies with a kernel have one
+    planner: Callable[[MLPSpec, KernelConfig], object] | None = None
+    # several kernels, one per layer: how many (their names end in _l<layer>); None: one kernel
+    layer_kernels: Callable[[MLPSpec], int] | None = None
+    # more template inputs beside name, spec, config, plan, dtypes and activation macros
+    template_args: Callable[[MLPSpec, KernelConfig], dict] = _no_args
+    # sensible configs the tuner measures early at a bucket of m rows (before feasibility)
+    seeds: Callable[[MLPSpec, int], list[KernelConfig]] = _no_seeds
+    # the buckets it is timed (and seeded) in, and why not outside them
+    rows: tuple[int, int] = (1, UNBOUNDED)
+    rows_why: str = ""
+    # further reasons a feasible config is not worth timing (a wider field renders the same)
+    dominated: Dominated | None = None
+    # its block_m tiles the batch rows: a tile taller than the bucket only adds masked rows
+    row_tiled: bool = True
+    # the smallest row tile it takes (tl.dot's 16; cluster's row-by-row form goes to 1)
+    min_block_m: int = MIN_DOT
+    # its chunk pads narrow widths (layout.chunks_of): chunks past the widest layer are equal
+    chunk_padded: bool = False
+    # launching the call's first kernel with programmatic dependent launch changes anything
+    takes_pdl: bool = True
+    # the module launches it (or a config of it) through the kernel lane: one launch of one
+    # compiled kernel given the tensors' addresses
+    kernel_lane: bool | Callable[[KernelConfig], bool] = False
+    # its calls launch several kernels in turn (each config keeps its own host time)
+    several_kernels: bool = False
+    # it launches thread-block clusters (sm_90+ only)
+    clusters: bool = False
+
+    @property
+    def has_kernel(self) -> bool:
+        return self.kernel_name is not None
+
+    def on_kernel_lane(self, config: KernelConfig) -> bool:
+        return self.kernel_lane(config) if callable(self.kernel_lane) else self.kernel_lane
+
+    def kernel_names(self, spec: MLPSpec, config: KernelConfig) -> list[str]:
+        """The @triton.jit functions its template defines for this config."""
+        if self.kernel_name is None:
+            return []
+        name = self.kernel_name(config)
+        if self.layer_kernels is None:
+            return [name]
+        return [f"{name}_l{i}" for i in range(self.layer_kernels(spec))]
+
+    def outside_rows(self, bucket: int) -> str | None:
+        """Why a bucket is outside the rows it is timed at, or None."""
+        lo, hi = self.rows
+        if bucket < lo:
+            return f"{self.name} in a bucket under {lo} rows: {self.rows_why}"
+        if bucket > hi:
+            return f"{self.name} in a bucket over {hi} rows: {self.rows_why}"
+        return None

@@ -1,0 +1,1 @@
+"""Per-strategy tests: tests/strategies/test_<name>.py for generator/strategies/<name>.py."""
