@@ -20,7 +20,6 @@ import os
 import queue
 import signal
 import threading
-import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,26 +30,18 @@ from mlpgen.emit import atomic_write, entry, render
 from mlpgen.render import render_kernel
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.timing import time_call
 from mlpgen.verify import TOLERANCE, TORCH_DTYPE, reference, rel_error
 
 # buckets up to this size also get a per-call host time: on the H200 a call is still host-bound
 # at 4096 rows (eager 45.6 us per call for 14.6 us of GPU work) and about even at 16384 (42.4 per
 # call, 40.9 GPU); scored on GPU time alone, a two-launch layered winner ran 0.85x eager per call
 HOST_BUCKET_MAX = 16384
-WARMUP_MS, REP_MS = 10, 40  # do_bench budget per candidate
-# per-call host time: the least over loops of back-to-back calls. Host time is noise on top of
-# a floor (the same launch path for every kernel config): the least loop is the reproducible
-# part, where a median of 5 still moved by ~10% between two runs of one candidate on the H200
-HOST_CALLS, HOST_LOOPS = 50, 15
 # strategies whose calls launch several kernels in turn (chain's layers; layered's, its last
-# layer a cuBLASLt GEMM). Fed by the host rather than replayed in a graph, their calls can take
-# the GPU longer than gpu_us measures, and a short loop (host_us) need not show it: at the
-# headline's 1024 rows chain's calls took 10.2-16.4 us each over 1500 host-fed calls against
-# 6.41 in a graph, its least loop of 50 9.95-15.04 (H200, BENCHMARKS.md "Twenty-second
-# session"). They are also timed over a loop of STREAM_CALLS host-fed calls (stream_us), about
-# as long as mlpgen bench's loops (~14 ms) at these calls' ~10 us.
+# layer a cuBLASLt GEMM): fed by the host, their calls can keep the GPU longer than their
+# kernels' GPU time, which the host time of a loop of their calls shows; the tuner scores each
+# by its own host time (tune.OWN_HOST_TIME), not by its launch path's least.
 SEVERAL_KERNELS = ("layered", "chain")
-STREAM_CALLS = 1500
 POISON_ROWS = 16  # NaN rows past M that a kernel must leave untouched
 ODD_OFFSET = 13  # bucket + 13 is not a multiple of any block_m >= 16
 
@@ -62,16 +53,15 @@ class Measurement:
     """The verdict on one candidate at one bucket, and its times (µs) when it was verified.
 
     `score` is what the tuner minimises: the time per call that a caller issuing calls back to
-    back waits, i.e. the largest of the GPU time, (for small buckets) the host time and, where
-    it was measured, the GPU time of a long loop of host-fed calls."""
+    back waits, i.e. the larger of the GPU time and (for small buckets) the host time, both from
+    `timing.time_call`."""
 
     verdict: str
     reason: str = ""
-    us: float | None = None  # median GPU time, triton.testing.do_bench
-    host_us: float | None = None  # per-call host time (least loop), small buckets only
-    err: float | None = None  # worst relative error seen while verifying
-    # GPU time per call over STREAM_CALLS host-fed calls: SEVERAL_KERNELS, small buckets only
-    stream_us: float | None = None
+    us: float | None = None  # median GPU time per call (timing.time_call)
+    host_us: float | None = None  # median per-call host time, small buckets only
+    err: float | None = None  # worst element's error over its tolerance (verify.check)
+    spread: float | None = None  # the larger spread of the two times' samples (timing.Timing)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -87,7 +77,7 @@ class Measurement:
     def score(self) -> float | None:
         if not self.ok:
             return None
-        return max(t for t in (self.us, self.host_us, self.stream_us) if t is not None)
+        return max(t for t in (self.us, self.host_us) if t is not None)
 
     def times(self, prefix: str = "") -> dict:
         """The measured times as TUNED-cell fields: us, and host_us where it was measured."""
@@ -101,7 +91,7 @@ class Measurement:
 
     @classmethod
     def from_dict(cls, d: dict) -> Measurement:
-        names = ("verdict", "reason", "us", "host_us", "err", "stream_us")
+        names = ("verdict", "reason", "us", "host_us", "err", "spread")
         return cls(**{k: d[k] for k in names if k in d})
 
 
@@ -196,60 +186,6 @@ def check(run, spec: MLPSpec, m: int, device, seed: int) -> tuple[float, str]:
     return err, ""
 
 
-GRAPH_CALLS = 20  # calls captured in one CUDA graph when timing the GPU
-
-
-def gpu_us(fn) -> float:
-    """Median GPU time per call, from do_bench over replays of a CUDA graph of GRAPH_CALLS
-    back-to-back calls. Timing fn itself would measure the host's launch cost instead for
-    every kernel shorter than a launch (on the H200 host, ~17 us: most small buckets)."""
-    from triton.testing import do_bench
-
-    try:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm up off the capture: compile, allocate workspaces
-            for _ in range(3):
-                fn()
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for _ in range(GRAPH_CALLS):
-                fn()
-    except Exception:  # not capturable: time the calls, launch cost included
-        return do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, return_mode="median") * 1e3
-    ms = do_bench(graph.replay, warmup=WARMUP_MS, rep=REP_MS, return_mode="median")
-    return ms * 1e3 / GRAPH_CALLS
-
-
-def stream_us(fn, calls: int = STREAM_CALLS) -> float:
-    """GPU time per call over `calls` back-to-back calls fed by the host (no graph): CUDA
-    events recorded before the first and after the last."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    fn()
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(calls):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1e3 / calls
-
-
-def host_us(fn, sync, calls: int = HOST_CALLS, loops: int = HOST_LOOPS) -> float:
-    """Per-call time of back-to-back calls: N calls, one synchronize, the least loop."""
-    fn()
-    sync()
-    per_call = []
-    for _ in range(loops):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        per_call.append((time.perf_counter() - t0) / calls)
-    return min(per_call) * 1e6
-
-
 class WorkerStartError(RuntimeError):
     """No worker process could be started: nothing can be measured, so tuning stops."""
 
@@ -290,16 +226,18 @@ def measure_candidate(
             if not err <= TOLERANCE[spec.dtype]:  # the timed call path, checked as well
                 why = f"rel err {err:.2e} through mlp() at M={max(bucket, 1)}"
                 return Measurement("wrong", why, err=err)
-            sync = torch.cuda.synchronize if cuda else (lambda: None)
-            if not cuda:  # the interpreter: a rough time, enough to exercise the tuner
-                t = host_us(call, sync, calls=1, loops=3)
-                hus = t if bucket <= HOST_BUCKET_MAX else None
-                return Measurement("ok", us=t, host_us=hus, err=max(worst, err))
-            us = gpu_us(call)
-            hus = host_us(call, sync) if bucket <= HOST_BUCKET_MAX else None
-            several = hus is not None and config.strategy in SEVERAL_KERNELS
-            sus = stream_us(call) if several else None
-        return Measurement("ok", us=us, host_us=hus, err=max(worst, err), stream_us=sus)
+            if cuda:
+                t = time_call(call, gpu=True)
+                us, spread = t.gpu_us, t.gpu_spread
+            else:  # the interpreter: a rough host time, enough to exercise the tuner
+                t = time_call(call, gpu=False, loop_s=0, loops=3)
+                us, spread = t.host_us, t.host_spread
+            host = bucket <= HOST_BUCKET_MAX
+            if host:
+                spread = max(spread, t.host_spread)
+        return Measurement(
+            "ok", us=us, host_us=t.host_us if host else None, err=max(worst, err), spread=spread
+        )
     except Exception as e:
         if cuda and not cuda_healthy():
             raise WorkerPoisoned(describe(e)) from e

@@ -665,7 +665,7 @@ def launch_floors(records: Sequence[tuple[KernelConfig, Measurement]]) -> dict[s
 
 def pooled_score(config: KernelConfig, m: Measurement, floors: dict[str, float]) -> float:
     """m's score with its launch path's floor in place of its own host time (OWN_HOST_TIME's
-    strategies: their own, and their long loop's GPU time, m.stream_us)."""
+    strategies: their own)."""
     if m.host_us is None:
         return m.us
     return replace(m, host_us=floors.get(launch_path(config), m.host_us)).score
