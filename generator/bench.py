@@ -2,8 +2,9 @@
 torch.compile, per batch size, on the GPU at hand.
 
 Every contender runs the same weights on the same fresh random input per batch. Its output is
-checked against eager's (relative norm error within the dtype's tolerance, else WRONG) before it
-is timed. Two times per cell, by `mlpgen.timing.time_call`, the tuner's timing too:
+checked element-wise against the fp32 reference (verify.check: within the dtype's tolerance,
+else WRONG) before it is timed; eager nn.Sequential is checked too. Two times per cell, by
+`mlpgen.timing.time_call`, the tuner's timing too:
 - per-call time: loops of back-to-back calls, each followed by one synchronize; the median
   over loops. What a caller sees: host overhead and GPU work, whichever is longer.
 - GPU time: bursts of back-to-back calls between CUDA events, the L2 flushed before each burst
@@ -12,7 +13,7 @@ is timed. Two times per cell, by `mlpgen.timing.time_call`, the tuner's timing t
 Each time comes with its spread (interquartile range over the median of its samples).
 A contender that fails (compile error, out of memory, ...) is recorded as "failed: reason" and
 the run goes on. The result is a plain dict (JSON) that `mlpgen.report` turns into tables and a
-plot; the pure parts (speedups, verdicts, merging runs) are at the top of this file.
+plot; the pure parts (speedups, merging runs) are at the top of this file.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from mlpgen.emit import kernel_text, read_module
 from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.spec import MLPSpec
 from mlpgen.timing import time_call
-from mlpgen.verify import TOLERANCE, TORCH_DTYPE, random_problem, reference, rel_error
+from mlpgen.verify import check, random_problem, reference
 
 BASELINE = "eager"
 
@@ -69,7 +70,8 @@ class Cell:
     status: str  # "ok", "WRONG", "failed: ...", "skipped: ..."
     host_us: float | None = None
     gpu_us: float | None = None
-    rel_err: float | None = None
+    err: float | None = None  # the worst element's error over its tolerance (verify.check)
+    reason: str | None = None  # why the output is WRONG
     compile_s: float | None = None
     host_speedup: float | None = None
     gpu_speedup: float | None = None
@@ -98,14 +100,6 @@ def add_speedups(cells: Sequence[Cell], baseline: str = BASELINE) -> None:
         ok = c.status == "ok" and b is not None
         c.host_speedup = speedup(b.host_us, c.host_us) if ok else None
         c.gpu_speedup = speedup(b.gpu_us, c.gpu_us) if ok else None
-
-
-def verdict(out: torch.Tensor, expected: torch.Tensor, dtype: str) -> tuple[str, float]:
-    """("ok" | "WRONG", relative norm error of `out` against `expected`)."""
-    if tuple(out.shape) != tuple(expected.shape):
-        return "WRONG", math.inf
-    err = rel_error(out, expected.float())
-    return ("ok" if err <= TOLERANCE[dtype] else "WRONG"), err
 
 
 def failure(e: BaseException) -> str:
@@ -414,15 +408,10 @@ def run_bench(
     env = environment(mod, dev)
     if batches is None:
         batches = default_batches(tuned, env.get("gpu_key"))
-    dtype = TORCH_DTYPE[spec.dtype]
     _, weights, biases = random_problem(spec, 1, device=dev, seed=seed)
     models = Models(spec, mod, weights, biases)
-    gen = torch.Generator(device="cpu").manual_seed(seed + 1)
-    inputs = {
-        b: torch.randn(b, spec.widths[0], generator=gen).to(device=dev, dtype=dtype)
-        for b in batches
-    }
-    expected: dict[int, torch.Tensor] = {}  # eager's output, else the fp32 reference
+    inputs = {b: random_problem(spec, b, dev, seed + 1 + i)[0] for i, b in enumerate(batches)}
+    expected: dict[int, torch.Tensor] = {}  # the fp32 reference
     bar = Progress(len(batches) * len(contenders)) if progress else None
     started = time.perf_counter()
     cells: list[Cell] = []
@@ -436,22 +425,19 @@ def run_bench(
                     if budget_s is not None and time.perf_counter() - started > budget_s:
                         cell = Cell(batch, contender.name, f"skipped: over --budget {budget_s:g} s")
                     else:
-                        if batch not in expected and contender.name != BASELINE:
+                        if batch not in expected:
                             expected[batch] = reference(spec, x, weights, biases)
-                        cell, out = measure_cell(
+                        cell = measure_cell(
                             models,
                             contender,
                             x,
-                            expected.get(batch),
+                            expected[batch],
                             spec.dtype,
                             sync,
                             cuda,
                             warmup_ms,
                             rep_ms,
                         )
-                        if contender.name == BASELINE and cell.status == "ok":
-                            expected[batch] = out
-                        del out
                     cells.append(cell)
                     if bar:
                         bar.finish(describe(cell))
@@ -491,29 +477,27 @@ def measure_cell(
     models: Models,
     contender: Contender,
     x: torch.Tensor,
-    expected: torch.Tensor | None,
+    expected: torch.Tensor,
     dtype: str,
     sync: Callable[[], None],
     cuda: bool,
     warmup_ms: int,
     rep_ms: int,
-) -> tuple[Cell, torch.Tensor | None]:
-    """One contender at one batch: check its output, then time it. Returns the cell and the
-    checked output (the baseline's becomes the expected output of the others)."""
+) -> Cell:
+    """One contender at one batch: check its output against the fp32 reference (verify.check),
+    then time it."""
     cell = Cell(x.shape[0], contender.name, "ok")
-    prepared = out = None
+    prepared = None
     try:
         if contender.graph and not cuda:
             raise RuntimeError("CUDA graphs need a CUDA device")
         prepared = models.prepare(contender, x, sync)
         cell.compile_s = prepared.compile_s
-        out = prepared.output()
+        result = check(prepared.output(), expected, dtype)
         sync()
-        if contender.name == BASELINE:
-            cell.rel_err = 0.0
-        else:
-            cell.status, cell.rel_err = verdict(out, expected, dtype)
-            out = None
+        cell.err = result.err
+        if not result.ok:
+            cell.status, cell.reason = "WRONG", result.reason
         t = time_call(
             prepared.call, cuda, sync, loop_s=rep_ms / 1e3 / 7, loops=7, warmup_ms=warmup_ms,
             rep_ms=rep_ms,
@@ -524,6 +508,5 @@ def measure_cell(
     except Exception as e:  # a contender's failure is a result, not the end of the run
         cell.status = failure(e)
         cell.host_us = cell.gpu_us = cell.host_spread = cell.gpu_spread = None
-        out = None
     del prepared
-    return cell, out
+    return cell

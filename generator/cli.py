@@ -214,7 +214,7 @@ def cmd_generate(argv: list[str]) -> int:
             twin = " as its fp16 twin" if check.get("checked_as") else ""
             log(
                 f"mlpgen: kernel checked on the CPU through Triton's interpreter{twin} "
-                f"(rel err {check['rel_err']:.2e} at M={check['m']})"
+                f"(worst element at {check['err']:.2g} of its tolerance, M={check['m']})"
             )
         log(
             "mlpgen: tuning needs a CUDA GPU; the module uses the heuristic default config. "

@@ -6,9 +6,11 @@ kernel compiled once serves every bucket and every launch-only variant. `measure
 runs inside a `Worker`: a spawned process (CUDA cannot fork) that answers one task at a time; a
 crash, an illegal memory access or a hang costs that candidate only, and the worker is replaced.
 
-Verification comes first and decides whether a candidate is timed at all: fresh random inputs,
-a NaN-poisoned output with poisoned rows past M that must stay untouched, the fp32 reference and
-the dtype's tolerance, at the bucket's M and at an M that is not a multiple of BLOCK_M.
+Verification comes first and decides whether a candidate is timed at all (verify.check_run): two
+random inputs, at the bucket's M and at an M that is not a multiple of BLOCK_M; every buffer
+allocated NaN-poisoned (the output, rows past M that must stay untouched, hidden activations and
+workspaces), and every element within the dtype's tolerance of the fp32 reference. The call
+path that is timed (the module's mlp()) is checked as well, on a third input.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from mlpgen.render import render_kernel
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.timing import time_call
-from mlpgen.verify import TOLERANCE, TORCH_DTYPE, reference, rel_error
+from mlpgen.verify import check, check_run, poisoned_allocations, random_problem, reference
 
 # buckets up to this size also get a per-call host time: on the H200 a call is still host-bound
 # at 4096 rows (eager 45.6 us per call for 14.6 us of GPU work) and about even at 16384 (42.4 per
@@ -42,7 +44,6 @@ HOST_BUCKET_MAX = 16384
 # kernels' GPU time, which the host time of a loop of their calls shows; the tuner scores each
 # by its own host time (tune.OWN_HOST_TIME), not by its launch path's least.
 SEVERAL_KERNELS = ("layered", "chain")
-POISON_ROWS = 16  # NaN rows past M that a kernel must leave untouched
 ODD_OFFSET = 13  # bucket + 13 is not a multiple of any block_m >= 16
 
 VERDICTS = ("ok", "wrong", "error", "timeout", "crash")
@@ -145,45 +146,18 @@ def launcher(mod, config: KernelConfig):
 # Verification and timing (inside the worker)
 
 
-def device_problem(spec: MLPSpec, m: int, device, seed: int):
-    """verify.random_problem's distributions, drawn on the device (large M stays fast)."""
-    gen = torch.Generator(device=device)
-    gen.manual_seed(seed)
-    dtype = TORCH_DTYPE[spec.dtype]
-
-    def uniform(*shape, scale):
-        return ((torch.rand(*shape, generator=gen, device=device) * 2 - 1) * scale).to(dtype)
-
-    x = torch.randn(m, spec.widths[0], generator=gen, device=device).to(dtype)
-    weights = [
-        uniform(n, k, scale=math.sqrt(3.0 / k)) for k, n in zip(spec.widths[:-1], spec.widths[1:])
-    ]
-    biases = [uniform(n, scale=0.1) for n in spec.widths[1:]] if spec.bias else None
-    return x, weights, biases
-
-
-def verify_sizes(bucket: int, config: KernelConfig) -> tuple[int, ...]:
-    """The bucket's own M and, when it is a multiple of BLOCK_M, one that is not."""
+def verify_sizes(bucket: int, config: KernelConfig) -> tuple[int, int]:
+    """The two M a candidate is checked at: the bucket's own and, when that is a multiple of
+    BLOCK_M, one that is not (else the bucket's M again, on another input)."""
     m = max(bucket, 1)
-    return (m,) if m % config.block_m else (m, m + ODD_OFFSET)
+    return (m, m) if m % config.block_m else (m, m + ODD_OFFSET)
 
 
-def check(run, spec: MLPSpec, m: int, device, seed: int) -> tuple[float, str]:
-    """Run once on a NaN-poisoned output; (relative error, why it is wrong or "")."""
-    x, weights, biases = device_problem(spec, m, device, seed)
-    buf = torch.full((m + POISON_ROWS, spec.widths[-1]), math.nan, dtype=x.dtype, device=x.device)
-    y = run(x, weights, biases, out=buf[:m])
-    if y is None:
-        y = buf[:m]
-    if not torch.isnan(buf[m:]).all().item():
-        return math.inf, f"wrote rows past M={m}"
-    if tuple(y.shape) != (m, spec.widths[-1]):
-        return math.inf, f"output shape {tuple(y.shape)} at M={m}"
-    err = rel_error(y, reference(spec, x, weights, biases))
-    if not err <= TOLERANCE[spec.dtype]:
-        what = "NaN/Inf in the output" if math.isinf(err) else f"rel err {err:.2e}"
-        return err, f"{what} > {TOLERANCE[spec.dtype]:g} at M={m}"
-    return err, ""
+def fresh_workspaces(mod) -> None:
+    """Drop the module's cached workspaces, so that the next launch allocates them afresh (under
+    verify.poisoned_allocations: NaN) instead of reusing what an earlier candidate left."""
+    for name in ("_WORKSPACES", "_SPLIT_WORKSPACES", "_LT_WORKSPACES"):
+        getattr(mod, name, {}).clear()
 
 
 class WorkerStartError(RuntimeError):
@@ -214,18 +188,23 @@ def measure_candidate(
         mod = candidate_module(spec, config, Path(workdir))
         run = launcher(mod, config)
         worst = 0.0
-        for i, m in enumerate(verify_sizes(bucket, config)):
-            err, why = check(run, spec, m, device, seed=seed * 7919 + bucket * 31 + i)
-            if why:
-                return Measurement("wrong", why, err=err)
-            worst = max(worst, err)
-        x, weights, biases = device_problem(spec, max(bucket, 1), device, seed=seed + 1)
+        for i, m in enumerate(verify_sizes(bucket, config)):  # two inputs, fresh buffers
+            fresh_workspaces(mod)
+            result = check_run(run, spec, m, device, seed=seed * 7919 + bucket * 31 + i)
+            if not result.ok:
+                return Measurement("wrong", result.reason, err=result.err)
+            worst = max(worst, result.err)
+        m = max(bucket, 1)
+        x, weights, biases = random_problem(spec, m, device, seed=seed * 7919 + bucket * 31 + 2)
         with torch.no_grad():
-            call = hot_path(mod, config, x, weights, biases)
-            err = rel_error(call(), reference(spec, x, weights, biases))
-            if not err <= TOLERANCE[spec.dtype]:  # the timed call path, checked as well
-                why = f"rel err {err:.2e} through mlp() at M={max(bucket, 1)}"
-                return Measurement("wrong", why, err=err)
+            with poisoned_allocations():
+                fresh_workspaces(mod)
+                call = hot_path(mod, config, x, weights, biases)
+                result = check(call(), reference(spec, x, weights, biases), spec.dtype)
+            if not result.ok:  # the timed call path, checked as well
+                why = f"{result.reason} through mlp() at M={m}"
+                return Measurement("wrong", why, err=result.err)
+            worst = max(worst, result.err)
             if cuda:
                 t = time_call(call, gpu=True)
                 us, spread = t.gpu_us, t.gpu_spread
@@ -236,7 +215,7 @@ def measure_candidate(
             if host:
                 spread = max(spread, t.host_spread)
         return Measurement(
-            "ok", us=us, host_us=t.host_us if host else None, err=max(worst, err), spread=spread
+            "ok", us=us, host_us=t.host_us if host else None, err=worst, spread=spread
         )
     except Exception as e:
         if cuda and not cuda_healthy():
@@ -251,7 +230,7 @@ def compile_candidate(spec: MLPSpec, config: KernelConfig, workdir: str) -> None
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     run = launcher(candidate_module(spec, config, Path(workdir)), config)
-    x, weights, biases = device_problem(spec, 1, device, seed=0)
+    x, weights, biases = random_problem(spec, 1, device, seed=0)
     try:
         run(x, weights, biases)
         if cuda:

@@ -130,10 +130,10 @@ def bench_notes(data: dict) -> list[str]:
     notes = []
     for r in data["results"]:
         if r["status"] == "WRONG":
-            notes.append(
-                f"{r['contender']} at batch {r['batch']}: WRONG output (rel err "
-                f"{r.get('rel_err', math.nan):.2e} vs eager, tolerance {_tolerance(data):g})"
+            why = r.get("reason") or (  # runs recorded before the element-wise check
+                f"rel err {r.get('rel_err', math.nan):.2e} vs eager, tolerance {_tolerance(data):g}"
             )
+            notes.append(f"{r['contender']} at batch {r['batch']}: WRONG output ({why})")
     failed: dict[tuple[str, str], list[int]] = {}  # the same reason at many batches: one note
     for r in data["results"]:
         if r["status"] not in ("ok", "WRONG"):

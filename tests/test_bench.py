@@ -14,7 +14,7 @@ from mlpgen import bench, cli, report
 from mlpgen.cli import main
 from mlpgen.emit import module_path, write_module
 from mlpgen.spec import MLPSpec
-from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+from mlpgen.verify import random_problem, reference, rel_error
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench_synthetic.json"
 
@@ -61,19 +61,6 @@ def test_add_speedups_against_eager_at_the_same_batch():
     assert (cells[1].host_speedup, cells[1].gpu_speedup) == (6.0, 3.0)
     assert cells[2].host_speedup is None  # a wrong answer gets no speedup
     assert cells[4].host_speedup is None  # no baseline at batch 64
-
-
-@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
-def test_verdict_holds_contenders_to_the_dtype_tolerance(dtype):
-    expected = torch.randn(37, 10)
-    tol = TOLERANCE[dtype]
-    close = expected + tol / 4 * expected.norm() / math.sqrt(expected.numel())
-    assert bench.verdict(close, expected, dtype)[0] == "ok"
-    assert bench.verdict(expected * (1 + 3 * tol), expected, dtype)[0] == "WRONG"
-    nan = expected.clone()
-    nan[3, 4] = math.nan
-    assert bench.verdict(nan, expected, dtype) == ("WRONG", math.inf)
-    assert bench.verdict(expected[:-1], expected, dtype) == ("WRONG", math.inf)
 
 
 def test_failure_is_one_short_line():
@@ -250,7 +237,8 @@ def test_run_bench_plumbing_on_cpu(small_module, monkeypatch):
     for b in (3, 17):
         assert cells[(b, "eager")]["status"] == "ok" and cells[(b, "eager")]["host_speedup"] == 1
         mlpgen = cells[(b, "mlpgen")]
-        assert mlpgen["status"] == "ok" and mlpgen["rel_err"] < 1e-6 and mlpgen["host_us"] > 0
+        assert mlpgen["status"] == "ok" and mlpgen["err"] < 1e-3 and mlpgen["host_us"] > 0
+        assert cells[(b, "eager")]["err"] < 1e-3  # eager is checked against the reference too
         assert mlpgen["gpu_us"] is None  # no GPU time without a GPU
         assert cells[(b, "eager+graph")]["status"].startswith("failed: RuntimeError: CUDA")
     assert data["env"]["torch"] == torch.__version__ and "triton" in data["env"]
@@ -261,6 +249,8 @@ def test_run_bench_plumbing_on_cpu(small_module, monkeypatch):
     data = bench.run_bench(small_module, (5,), contenders, rep_ms=2, device="cpu")
     (wrong,) = [r for r in data["results"] if r["contender"] == "mlpgen"]
     assert wrong["status"] == "WRONG" and wrong["host_speedup"] is None
+    assert wrong["reason"].startswith("element [") and "x the tolerance" in wrong["reason"]
+    assert f"mlpgen at batch 5: WRONG output ({wrong['reason']})" in report.bench_text(data)
 
 
 def test_bench_says_what_the_module_ran_at_each_batch(tmp_path, monkeypatch):
@@ -317,4 +307,4 @@ def test_bench_on_gpu_every_contender_is_correct(load_generated):
     for r in data["results"]:
         assert r["status"] == "ok", r
         assert r["host_us"] > 0 and r["gpu_us"] > 0, r
-        assert r["rel_err"] <= TOLERANCE["fp16"], r
+        assert r["err"] <= 1, r

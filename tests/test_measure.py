@@ -154,12 +154,12 @@ def test_measurement_score_and_round_trip():
         Measurement("fine", us=1.0)
 
 
-def test_verify_sizes_include_an_m_that_is_not_a_multiple_of_block_m():
-    assert verify_sizes(1, CFG) == (1,)
-    assert verify_sizes(37, CFG) == (37,)
+def test_verify_sizes_are_two_and_include_an_m_that_is_not_a_multiple_of_block_m():
+    assert verify_sizes(1, CFG) == (1, 1)
+    assert verify_sizes(37, CFG) == (37, 37)
     for bucket in (16, 64, 262144):
         sizes = verify_sizes(bucket, KernelConfig(block_m=16))
-        assert sizes[0] == bucket and any(m % 16 for m in sizes)
+        assert len(sizes) == 2 and sizes[0] == bucket and any(m % 16 for m in sizes)
 
 
 def test_describe_is_one_line():
@@ -172,9 +172,9 @@ def test_describe_is_one_line():
 @pytest.mark.interpret
 def test_measure_candidate_verifies_and_times_the_shipped_kernel(tmp_path):
     m = measure_candidate(SPEC, 37, CFG, str(tmp_path))
-    assert m.ok and m.err < 1e-4 and m.us > 0 and m.host_us is not None
+    assert m.ok and m.err < 0.05 and m.us > 0 and m.host_us is not None and m.spread >= 0
     torch_path = measure_candidate(SPEC, 16, KernelConfig(strategy="torch"), str(tmp_path))
-    assert torch_path.ok and torch_path.err == 0.0
+    assert torch_path.ok and torch_path.err < 1e-3
     big = measure_candidate(SPEC, HOST_BUCKET_MAX + 1, KernelConfig("torch"), str(tmp_path))
     assert big.host_us is None  # per-call host time only up to HOST_BUCKET_MAX
     assert len(list(tmp_path.glob("cand_*.py"))) == 2  # one module per kernel source
@@ -206,12 +206,13 @@ def test_timing_serves_each_launch_variant_its_own_config(tmp_path):
     """Launch variants of one kernel share its module: each is timed with its own config, not
     the one the module was rendered with, and caches of the previous variant are dropped."""
     from mlpgen.emit import entry
-    from mlpgen.measure import device_problem, hot_path
+    from mlpgen.measure import hot_path
+    from mlpgen.verify import random_problem
 
     variant = KernelConfig(block_m=16, chunk=32, num_warps=4)
     mod = candidate_module(SPEC, CFG, tmp_path)
     assert candidate_module(SPEC, variant, tmp_path) is mod  # the same kernel source
-    x, w, b = device_problem(SPEC, 37, "cpu", seed=1)
+    x, w, b = random_problem(SPEC, 37, "cpu", seed=1)
     for cfg in (CFG, variant, CFG):
         mod._PLANS[("stale", 37, False)] = object()
         call = hot_path(mod, cfg, x, w, b)
@@ -235,9 +236,11 @@ def test_a_wrong_call_path_is_caught(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "sabotage, verdict, reason",
     [
-        ("skip_rows", "wrong", "NaN/Inf in the output"),
+        ("skip_rows", "wrong", "NaN/Inf"),
         ("past_m", "wrong", "wrote rows past M"),
-        ("scaled", "wrong", "rel err"),
+        ("scaled", "wrong", "x the tolerance"),
+        ("one_row", "wrong", "x the tolerance"),
+        ("stale", "wrong", "NaN/Inf"),
         ("raises", "error", "RuntimeError: boom"),
     ],
 )
@@ -249,9 +252,14 @@ def test_wrong_candidates_are_caught(tmp_path, monkeypatch, sabotage, verdict, r
         m = x.shape[0]
         if sabotage == "raises":
             raise RuntimeError("boom")
+        if sabotage == "stale":  # writes into a buffer of its own, and returns another
+            real(x, weights, biases, cell, out=torch.empty_like(out))
+            return torch.empty_like(out)
         y = real(x, weights, biases, cell, out=out)
         if sabotage == "skip_rows":
             y[m // 2 :] = math.nan
+        elif sabotage == "one_row":
+            y[m - 1] *= 1.1
         elif sabotage == "past_m":
             y.as_strided((m + 1, y.shape[1]), y.stride())[m] = 0.0
         else:
@@ -260,7 +268,7 @@ def test_wrong_candidates_are_caught(tmp_path, monkeypatch, sabotage, verdict, r
 
     monkeypatch.setattr(mod, "_launch", broken)
     m = measure_candidate(SPEC, 64, CFG, str(tmp_path))
-    assert m.verdict == verdict and reason in m.reason and m.us is None
+    assert m.verdict == verdict and reason in m.reason and m.us is None, m
 
 
 @pytest.mark.interpret
@@ -273,17 +281,6 @@ def test_real_measure_in_a_worker_and_parallel_compile(tmp_path):
     m = WorkerMeasure(SPEC, str(tmp_path), limit_s=120)
     try:
         result = m(20, CFG)
-        assert result.ok and result.err < 1e-4, result
+        assert result.ok and result.err < 0.05, result
     finally:
         m.close()
-
-
-def test_device_problem_matches_random_problem_scales():
-    from mlpgen.measure import device_problem
-
-    x, weights, biases = device_problem(MLPSpec((64, 32)), 1000, "cpu", seed=1)
-    assert x.shape == (1000, 64) and weights[0].shape == (32, 64) and biases[0].shape == (32,)
-    assert weights[0].abs().max() <= math.sqrt(3 / 64) and biases[0].abs().max() <= 0.1
-    assert 0.9 < x.float().std() < 1.1
-    x2, _, _ = device_problem(MLPSpec((64, 32)), 1000, "cpu", seed=2)
-    assert not torch.equal(x, x2)
