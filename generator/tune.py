@@ -61,7 +61,7 @@ from mlpgen.space import (
     strategy_seeds,
 )
 from mlpgen.spec import KernelConfig, MLPSpec
-from mlpgen.trials import config_text, main, write_trial_log
+from mlpgen.trial_log import config_text, write_trial_log
 
 Measure = Callable[[int, KernelConfig], Measurement]
 TIE = 0.10  # scores within 10% of the best are a tie: at launch-bound buckets every fused
@@ -1038,7 +1038,3 @@ def print_summary(summary: dict) -> None:
             if "eager_us" in w and w["strategy"] != "torch":
                 text += f" (torch {w['eager_us']:.2f} us)"
         log(f"  {b:>7}  {r['sampler']:<11} {r['candidates']:>5} {r['measured']:>4}  {text}")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -23,7 +23,7 @@ from mlpgen.measure import (
 from mlpgen.selfcheck import load_module
 from mlpgen.space import heuristic_config
 from mlpgen.spec import KernelConfig, MLPSpec
-from mlpgen.trials import trial_log_path
+from mlpgen.trial_log import trial_log_path
 from mlpgen.tune import gpu_key
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
 

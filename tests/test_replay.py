@@ -4,7 +4,7 @@ from pathlib import Path
 
 from mlpgen.trials import replay
 
-H200_LOG = Path(__file__).resolve().parents[1] / "docs/h200/s2/exhaustive_64_16384.trials.json"
+H200_LOG = Path(__file__).parent / "fixtures" / "h200_exhaustive_64_16384.trials.json"
 
 
 def test_replayed_h200_search_gets_within_3_percent_with_30_percent_of_the_trials():

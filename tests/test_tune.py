@@ -27,7 +27,7 @@ from mlpgen.measure import Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
 from mlpgen.space import DEFAULT_BUCKETS, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
-from mlpgen.trials import trial_log_path
+from mlpgen.trial_log import trial_log_path
 from mlpgen.tune import (
     PDL_GAIN,
     PDL_TOP,
