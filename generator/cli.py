@@ -288,8 +288,8 @@ def cmd_show(argv: list[str]) -> int:
                 text = f"{kernel_text(graph)}  {graph['us']:.2f} us GPU"
                 print(f"  {'':>7}  in a CUDA graph: {text}")
     print(
-        "\nµs: GPU time (CUDA-graph replay) and per-call host time of the winner and of eager "
-        "torch;\nspeedup: eager's cost over the winner's, each the larger of its two times."
+        "\nµs: GPU time and per-call host time (mlpgen.timing) of the winner and of eager "
+        "nn.Sequential;\nspeedup: eager's cost over the winner's, each the larger of its two times."
     )
     return 0
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+from mlpgen.bench import build_sequential
 from mlpgen.emit import atomic_write, entry, render
 from mlpgen.render import render_kernel
 from mlpgen.selfcheck import load_module
@@ -63,6 +64,10 @@ class Measurement:
     host_us: float | None = None  # median per-call host time, small buckets only
     err: float | None = None  # worst element's error over its tolerance (verify.check)
     spread: float | None = None  # the larger spread of the two times' samples (timing.Timing)
+    # the torch path's candidate only: nn.Sequential's times on the same input, the eager
+    # reference that a user compares with (the module's torch path is a candidate of its own)
+    seq_us: float | None = None
+    seq_host_us: float | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -87,12 +92,23 @@ class Measurement:
             out[f"{prefix}host_us"] = self.host_us
         return out
 
+    def eager_times(self) -> dict:
+        """TUNED-cell fields eager_us (and eager_host_us) from a torch-path measurement:
+        nn.Sequential's times, or where they were not measured (logs written before), the torch
+        path's own."""
+        if self.seq_us is None:
+            return self.times("eager_")
+        out = {"eager_us": self.seq_us}
+        if self.seq_host_us is not None:
+            out["eager_host_us"] = self.seq_host_us
+        return out
+
     def to_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v is not None and v != ""}
 
     @classmethod
     def from_dict(cls, d: dict) -> Measurement:
-        names = ("verdict", "reason", "us", "host_us", "err", "spread")
+        names = ("verdict", "reason", "us", "host_us", "err", "spread", "seq_us", "seq_host_us")
         return cls(**{k: d[k] for k in names if k in d})
 
 
@@ -160,6 +176,21 @@ def fresh_workspaces(mod) -> None:
         getattr(mod, name, {}).clear()
 
 
+def timed(call, cuda: bool, host: bool) -> tuple[float, float | None, float]:
+    """(GPU time, host time if `host` else None, the larger spread of the two) of `call` by
+    timing.time_call; on a CPU (the interpreter) a rough host time, enough to exercise the
+    tuner, stands in for the GPU time."""
+    if cuda:
+        t = time_call(call, gpu=True)
+        us, spread = t.gpu_us, t.gpu_spread
+    else:
+        t = time_call(call, gpu=False, loop_s=0, loops=3)
+        us, spread = t.host_us, t.host_spread
+    if not host:
+        return us, None, spread
+    return us, t.host_us, max(spread, t.host_spread)
+
+
 class WorkerStartError(RuntimeError):
     """No worker process could be started: nothing can be measured, so tuning stops."""
 
@@ -205,18 +236,14 @@ def measure_candidate(
                 why = f"{result.reason} through mlp() at M={m}"
                 return Measurement("wrong", why, err=result.err)
             worst = max(worst, result.err)
-            if cuda:
-                t = time_call(call, gpu=True)
-                us, spread = t.gpu_us, t.gpu_spread
-            else:  # the interpreter: a rough host time, enough to exercise the tuner
-                t = time_call(call, gpu=False, loop_s=0, loops=3)
-                us, spread = t.host_us, t.host_spread
             host = bucket <= HOST_BUCKET_MAX
-            if host:
-                spread = max(spread, t.host_spread)
-        return Measurement(
-            "ok", us=us, host_us=t.host_us if host else None, err=worst, spread=spread
-        )
+            us, host_us, spread = timed(call, cuda, host)
+            seq = {}
+            if config.strategy == "torch":
+                model = build_sequential(spec, weights, biases)
+                seq_us, seq_host_us, _ = timed(lambda: model(x), cuda, host)
+                seq = {"seq_us": seq_us, "seq_host_us": seq_host_us}
+        return Measurement("ok", us=us, host_us=host_us, err=worst, spread=spread, **seq)
     except Exception as e:
         if cuda and not cuda_healthy():
             raise WorkerPoisoned(describe(e)) from e

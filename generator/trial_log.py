@@ -35,6 +35,7 @@ def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, res
             if r.winner is not None:
                 c, m = r.winner
                 win = entry(c, **m.times()) | {"score": round(m.score, 3)}
+            eager = r.eager.eager_times()["eager_us"] if r.eager else None  # nn.Sequential's
             table[str(b)] = {
                 "study": r.plan.name,
                 "sampler": r.plan.sampler_name,
@@ -44,7 +45,7 @@ def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, res
                 "measured": r.measured,
                 "winner": win,
                 "graph_winner": r.graph and entry(r.graph[0], us=r.graph[1].us),
-                "eager_us": None if r.eager is None else round(r.eager.us, 3),
+                "eager_us": None if eager is None else round(eager, 3),
                 "trials": r.trials,
             }
         gpu["buckets"] = dict(sorted(table.items(), key=lambda kv: int(kv[0])))

@@ -830,7 +830,7 @@ def winners_table(results: dict[int, BucketResult]) -> dict[int, dict]:
         config, m = r.winner
         t = m.times()
         if r.eager is not None:
-            t.update(r.eager.times("eager_"))
+            t.update(r.eager.eager_times())
         table[b] = entry(config, **t)
         if r.graph is not None:
             table[b] = with_graph_winner(table[b], r.graph[0], r.graph[1].us)

@@ -145,6 +145,14 @@ def test_measurement_score_and_round_trip():
     assert Measurement("ok", us=10.0).score == 10.0
     assert Measurement("ok", us=24.0, host_us=18.0).score == 24.0
     assert Measurement.from_dict(m.to_dict()) == m
+    # the eager reference of a TUNED cell: nn.Sequential's times, else (older logs) the torch path's
+    torch_path = Measurement("ok", us=20.0, host_us=60.0, seq_us=18.0, seq_host_us=45.0)
+    assert torch_path.eager_times() == {"eager_us": 18.0, "eager_host_us": 45.0}
+    assert Measurement.from_dict(torch_path.to_dict()) == torch_path
+    assert Measurement("ok", us=20.0, host_us=60.0).eager_times() == {
+        "eager_us": 20.0,
+        "eager_host_us": 60.0,
+    }
     # a trial log written before the spread was recorded, with a field no longer measured
     assert Measurement.from_dict({"verdict": "ok", "us": 6.4, "stream_us": 13.6}).score == 6.4
     assert Measurement.from_dict(Measurement("wrong", "nan").to_dict()).reason == "nan"
@@ -175,6 +183,8 @@ def test_measure_candidate_verifies_and_times_the_shipped_kernel(tmp_path):
     assert m.ok and m.err < 0.05 and m.us > 0 and m.host_us is not None and m.spread >= 0
     torch_path = measure_candidate(SPEC, 16, KernelConfig(strategy="torch"), str(tmp_path))
     assert torch_path.ok and torch_path.err < 1e-3
+    assert torch_path.seq_us > 0 and torch_path.seq_host_us > 0  # nn.Sequential, timed beside
+    assert m.seq_us is None
     big = measure_candidate(SPEC, HOST_BUCKET_MAX + 1, KernelConfig("torch"), str(tmp_path))
     assert big.host_us is None  # per-call host time only up to HOST_BUCKET_MAX
     assert len(list(tmp_path.glob("cand_*.py"))) == 2  # one module per kernel source
