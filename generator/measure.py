@@ -10,7 +10,8 @@ Verification comes first and decides whether a candidate is timed at all (verify
 random inputs, at the bucket's M and at an M that is not a multiple of BLOCK_M; every buffer
 allocated NaN-poisoned (the output, rows past M that must stay untouched, hidden activations and
 workspaces), and every element within the dtype's tolerance of the fp32 reference. The call
-path that is timed (the module's mlp()) is checked as well, on a third input.
+path that is timed (the module's mlp()) is checked as well (check_calls): three calls back to
+back on three more inputs and, on a GPU, the replay of a CUDA graph of it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import queue
 import signal
 import threading
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -34,7 +35,14 @@ from mlpgen.render import render_kernel
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.timing import time_call
-from mlpgen.verify import check, check_run, poisoned_allocations, random_problem, reference
+from mlpgen.verify import (
+    Check,
+    check,
+    check_run,
+    poisoned_allocations,
+    random_problem,
+    reference,
+)
 
 # buckets up to this size also get a per-call host time: on the H200 a call is still host-bound
 # at 4096 rows (eager 45.6 us per call for 14.6 us of GPU work) and about even at 16384 (42.4 per
@@ -176,6 +184,51 @@ def fresh_workspaces(mod) -> None:
         getattr(mod, name, {}).clear()
 
 
+def check_calls(mod, config: KernelConfig, spec: MLPSpec, m: int, device, seed: int):
+    """The call path that is timed (the module's mlp(), hot_path), checked on a first input, on
+    two more in calls back to back with no wait between them (PDL lets a call start before the
+    previous one ends: a race between them shows here), and on a GPU in the replay of a CUDA
+    graph on new input; all with poisoned allocations. Returns (the failed or worst Check, the
+    call bound to the first input, that problem)."""
+    x, weights, biases = random_problem(spec, m, device, seed)
+    more = [random_problem(spec, m, device, seed + i)[0] for i in (1, 2, 3)]
+    with poisoned_allocations():
+        fresh_workspaces(mod)
+        call = hot_path(mod, config, x, weights, biases)
+        runs = [(call(), x)] + [(mod.mlp(u, weights, biases), u) for u in more[:2]]
+        runs = [(f"through mlp(), call {i + 1} of 3 back to back", *r) for i, r in enumerate(runs)]
+        graph = None
+        if torch.device(device).type == "cuda":
+            y, graph = graph_replay(mod, x, more[2], weights, biases)
+            runs.append(("in a CUDA-graph replay of mlp()", y, more[2]))
+        worst = Check(True, 0.0)
+        for where, y, inp in runs:
+            result = check(y, reference(spec, inp, weights, biases), spec.dtype)
+            if not result.ok:
+                failed = replace(result, reason=f"{result.reason} {where} at M={m}")
+                return failed, call, (x, weights, biases)
+            worst = max(worst, result, key=lambda c: c.err)
+        del graph
+    return worst, call, (x, weights, biases)
+
+
+def graph_replay(mod, x, new_x, weights, biases):
+    """(output, graph): mlp() captured in a CUDA graph on a copy of x (warmed up on a side
+    stream first, as PyTorch prescribes), replayed once on new_x."""
+    static = x.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        mod.mlp(static, weights, biases)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = mod.mlp(static, weights, biases)
+    static.copy_(new_x)
+    graph.replay()
+    return y, graph
+
+
 def timed(call, cuda: bool, host: bool) -> tuple[float, float | None, float]:
     """(GPU time, host time if `host` else None, the larger spread of the two) of `call` by
     timing.time_call; on a CPU (the interpreter) a rough host time, enough to exercise the
@@ -226,15 +279,12 @@ def measure_candidate(
                 return Measurement("wrong", result.reason, err=result.err)
             worst = max(worst, result.err)
         m = max(bucket, 1)
-        x, weights, biases = random_problem(spec, m, device, seed=seed * 7919 + bucket * 31 + 2)
         with torch.no_grad():
-            with poisoned_allocations():
-                fresh_workspaces(mod)
-                call = hot_path(mod, config, x, weights, biases)
-                result = check(call(), reference(spec, x, weights, biases), spec.dtype)
-            if not result.ok:  # the timed call path, checked as well
-                why = f"{result.reason} through mlp() at M={m}"
-                return Measurement("wrong", why, err=result.err)
+            result, call, (x, weights, biases) = check_calls(
+                mod, config, spec, m, device, seed=seed * 7919 + bucket * 31 + 2
+            )
+            if not result.ok:
+                return Measurement("wrong", result.reason, err=result.err)
             worst = max(worst, result.err)
             host = bucket <= HOST_BUCKET_MAX
             us, host_us, spread = timed(call, cuda, host)

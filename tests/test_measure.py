@@ -243,6 +243,25 @@ def test_a_wrong_call_path_is_caught(tmp_path, monkeypatch):
 
 
 @pytest.mark.interpret
+def test_a_call_that_spoils_the_previous_calls_output_is_caught(tmp_path, monkeypatch):
+    """Like a PDL race: each call writes into the previous call's output. Checked right after
+    each call, every output is right; checked after calls back to back, the first is not."""
+    mod = candidate_module(SPEC, CFG, tmp_path)
+    real, last = mod.mlp, []
+
+    def racy(x, w, b=None):
+        y = real(x, w, b)
+        if last:
+            last[-1][-1] = 0.0
+        last.append(y)
+        return y
+
+    monkeypatch.setattr(mod, "mlp", racy)
+    m = measure_candidate(SPEC, 37, CFG, str(tmp_path))
+    assert m.verdict == "wrong" and "call 1 of 3 back to back at M=37" in m.reason, m
+
+
+@pytest.mark.interpret
 @pytest.mark.parametrize(
     "sabotage, verdict, reason",
     [
@@ -294,3 +313,24 @@ def test_real_measure_in_a_worker_and_parallel_compile(tmp_path):
         assert result.ok and result.err < 0.05, result
     finally:
         m.close()
+
+
+@pytest.mark.gpu
+def test_a_call_wrong_only_in_a_cuda_graph_is_caught(tmp_path, monkeypatch):
+    from mlpgen.space import heuristic_config
+
+    spec = MLPSpec((256, 512, 256))
+    cfg = heuristic_config(spec, 64)
+    mod = candidate_module(spec, cfg, tmp_path)
+    real = mod.mlp
+
+    def wrong_in_a_graph(x, w, b=None):
+        y = real(x, w, b)
+        return y * 1.1 if torch.cuda.is_current_stream_capturing() else y
+
+    monkeypatch.setattr(mod, "mlp", wrong_in_a_graph)
+    m = measure_candidate(spec, 64, cfg, str(tmp_path))
+    assert m.verdict == "wrong" and "in a CUDA-graph replay of mlp()" in m.reason, m
+    monkeypatch.setattr(mod, "mlp", real)
+    good = measure_candidate(spec, 64, cfg, str(tmp_path))
+    assert good.ok and good.err <= 1, good
