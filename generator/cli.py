@@ -365,7 +365,7 @@ def cmd_bench(argv: list[str]) -> int:
     )
     p.add_argument("--only", default=None, help=f"contenders: {','.join(bench.BY_NAME)}")
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile (slow)")
-    p.add_argument("--warmup", type=positive(int), default=25, help="do_bench warm-up, ms")
+    p.add_argument("--warmup", type=positive(int), default=25, help="GPU-time warm-up, ms")
     p.add_argument("--rep", type=positive(int), default=100, help="timing per cell, ms")
     p.add_argument("--budget", type=positive(float), default=None, help="stop after seconds")
     p.add_argument("--seed", type=int, default=0)
