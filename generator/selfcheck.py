@@ -10,12 +10,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
 from mlpgen.emit import read_module
-from mlpgen.verify import TOLERANCE, check_run
+from mlpgen.verify import TOLERANCES, check_run
 
 
 def load_module(path: Path):
@@ -37,7 +38,7 @@ def run_module(path: Path, m: int = 37, device: str = "cpu", seed: int | None = 
         "err": result.err,  # the worst element's error over its tolerance
         "where": result.where,
         "reason": result.reason,
-        "tolerance": TOLERANCE[spec.dtype],
+        "tolerance": asdict(TOLERANCES[spec.dtype]),  # |out - ref| <= atol + rtol * |ref|
     }
 
 
