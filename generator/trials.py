@@ -18,7 +18,7 @@ from mlpgen.trial_log import config_text
 from mlpgen.tune import Job, Progress, TuneOptions, launch_floors, pick_winner, pooled_score, search
 
 # ---------------------------------------------------------------------------------------------
-# Comparing a budgeted search with an exhaustive one (BENCHMARKS.md)
+# Comparing a budgeted search with an exhaustive one
 
 
 def bucket_records(bucket_log: dict) -> list:
