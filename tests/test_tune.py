@@ -873,7 +873,7 @@ def test_pdl_is_not_tried_without_it():
 
 def test_pdl_is_tried_on_a_previous_winner_that_ran_with_it():
     """A previous winner that ran with PDL is tried linked again whatever its rank without PDL
-    (run179's re-tune did not try the shipped 256-row cell linked: 5th fastest unlinked). Here
+    (a re-tune that ranks it fifth unlinked would otherwise never try it linked). Here
     it is the space's slowest kernel config unlinked and the fastest by far linked: it wins."""
     kernels = [c for c in search_space(SPEC, 1).candidates if c.has_kernel and landscape(1, c).ok]
     slow = max(kernels, key=lambda c: landscape(1, c).us)
@@ -910,8 +910,8 @@ def test_pdl_measurements_are_replayed_when_a_run_resumes():
 def test_pdl_is_not_tried_on_kernels_that_launch_plainly(pin_domains):
     """layered's kernels do not wait for the previous one, so the module launches them plainly
     whatever the cell says: PDL is not tried on them even where they are the fastest, and is on
-    the other kernel configs (run193 kept a layered "PDL" variant on noise: 31.39 us against
-    33.12 for the same launches)."""
+    the other kernel configs (a layered "PDL" variant runs the same launches, so any gain
+    measured for it is noise)."""
     pin_domains({**TABLE, "layered": {"block_m": (64,), "block_n": (64, 128), "block_k": (64,)}})
 
     def fn(bucket, c):
