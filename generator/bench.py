@@ -2,26 +2,26 @@
 torch.compile, per batch size, on the GPU at hand.
 
 Every contender runs the same weights on the same fresh random input per batch. Its output is
-checked against eager's (relative norm error within the dtype's tolerance, else WRONG) before it
-is timed. Two times per cell:
-- per-call time: a loop of calls then one synchronize, divided by the calls; the median of
-  several loops. What a caller sees: host overhead and GPU work, whichever is longer.
-- GPU time: the median of one call between CUDA events, the L2 flushed before each (as
-  `triton.testing.do_bench` does) and the GPU kept busy over the call's launch, so the host's
-  time never shows; for graph contenders the replay of the captured graph.
+checked element-wise against the fp32 reference (verify.check: within the dtype's tolerance,
+else WRONG) before it is timed; eager nn.Sequential is checked too. Two times per cell, by
+`mlpgen.timing.time_call`, the tuner's timing too:
+- per-call time: loops of back-to-back calls, each followed by one synchronize; the median
+  over loops. What a caller sees: host overhead and GPU work, whichever is longer.
+- GPU time: bursts of back-to-back calls between CUDA events, the L2 flushed before each burst
+  and the GPU kept busy over its launch, so the host's time never shows; for graph contenders
+  replays of the captured graph.
+Each time comes with its spread (interquartile range over the median of its samples).
 A contender that fails (compile error, out of memory, ...) is recorded as "failed: reason" and
 the run goes on. The result is a plain dict (JSON) that `mlpgen.report` turns into tables and a
-plot; the pure parts (speedups, verdicts, merging runs) are at the top of this file.
+plot; the pure parts (speedups, merging runs) are at the top of this file.
 """
 
 from __future__ import annotations
 
 import copy
 import datetime
-import functools
 import math
 import platform
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -36,7 +36,8 @@ from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import kernel_text, read_module
 from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.spec import MLPSpec
-from mlpgen.verify import TOLERANCE, TORCH_DTYPE, random_problem, reference, rel_error
+from mlpgen.timing import time_call
+from mlpgen.verify import check, random_problem, reference
 
 BASELINE = "eager"
 
@@ -69,10 +70,13 @@ class Cell:
     status: str  # "ok", "WRONG", "failed: ...", "skipped: ..."
     host_us: float | None = None
     gpu_us: float | None = None
-    rel_err: float | None = None
+    err: float | None = None  # the worst element's error over its tolerance (verify.check)
+    reason: str | None = None  # why the output is WRONG
     compile_s: float | None = None
     host_speedup: float | None = None
     gpu_speedup: float | None = None
+    host_spread: float | None = None  # interquartile range / median of the samples
+    gpu_spread: float | None = None
 
 
 # ---------------------------------------------------------------- pure parts
@@ -96,14 +100,6 @@ def add_speedups(cells: Sequence[Cell], baseline: str = BASELINE) -> None:
         ok = c.status == "ok" and b is not None
         c.host_speedup = speedup(b.host_us, c.host_us) if ok else None
         c.gpu_speedup = speedup(b.gpu_us, c.gpu_us) if ok else None
-
-
-def verdict(out: torch.Tensor, expected: torch.Tensor, dtype: str) -> tuple[str, float]:
-    """("ok" | "WRONG", relative norm error of `out` against `expected`)."""
-    if tuple(out.shape) != tuple(expected.shape):
-        return "WRONG", math.inf
-    err = rel_error(out, expected.float())
-    return ("ok" if err <= TOLERANCE[dtype] else "WRONG"), err
 
 
 def failure(e: BaseException) -> str:
@@ -135,7 +131,7 @@ def merge_runs(runs: Sequence[dict]) -> dict:
                 cells[key] = copy.deepcopy(r)
         merged.setdefault("merged_commands", [first.get("command")]).append(other.get("command"))
     methods = list(dict.fromkeys(lookup(r, "settings.gpu_time") for r in runs))
-    if len(methods) > 1:  # runs recorded before and after gpu_time_us changed
+    if len(methods) > 1:  # runs recorded before and after the GPU time method changed
         merged.setdefault("settings", {})["gpu_time"] = methods
     order = {c.name: i for i, c in enumerate(CONTENDERS)}
     merged["results"] = sorted(
@@ -286,89 +282,12 @@ def allow_many_recompiles() -> None:
 
 # ---------------------------------------------------------------- timing
 
-
-def host_time_us(
-    call: Callable[[], object],
-    sync: Callable[[], None],
-    loop_s: float = 0.015,
-    loops: int = 7,
-    clock: Callable[[], float] = time.perf_counter,
-) -> float:
-    """Per-call time: loops of n calls each followed by one sync; the median over loops.
-    n is sized so that a loop takes about loop_s; one untimed loop warms up first."""
-    sync()
-    t0 = clock()
-    for _ in range(3):
-        call()
-    sync()
-    per = max((clock() - t0) / 3, 1e-7)
-    n = max(5, min(10_000, int(loop_s / per)))
-    samples = []
-    for i in range(loops + 1):
-        t0 = clock()
-        for _ in range(n):
-            call()
-        sync()
-        if i:  # the first loop is a warm-up
-            samples.append((clock() - t0) / n)
-    return statistics.median(samples) * 1e6
-
-
-GPU_TIME = (  # how gpu_time_us times: recorded in each run's settings
-    "median of one call between CUDA events, the L2 flushed before each and the GPU kept busy "
-    "over the call's launch; graph contenders: graph replay"
+HOST_TIME = "median over loops of back-to-back calls, each loop followed by one synchronize"
+GPU_TIME = (  # how gpu_us is timed: recorded in each run's settings
+    "median per call of bursts of back-to-back calls between CUDA events, the L2 flushed before "
+    "each burst and the GPU kept busy over the burst's launch (mlpgen.timing); graph contenders: "
+    "graph replays"
 )
-FLUSH_BYTES = 256 << 20  # what triton's do_bench zeroes to flush the L2 (larger than an L2)
-SPIN_US = (20.0, 1000.0)  # the spin before a timed call: twice its host time, within these
-
-
-@functools.cache
-def spin_cycles_per_us(device_index: int) -> float:
-    """torch.cuda._sleep's cycles per µs on this GPU, measured once."""
-    start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
-    torch.cuda._sleep(10_000)
-    start.record()
-    torch.cuda._sleep(2_000_000)
-    end.record()
-    end.synchronize()
-    return 2_000_000 / (start.elapsed_time(end) * 1e3)
-
-
-def gpu_time_us(call: Callable[[], object], warmup_ms: int, rep_ms: int, host_us: float) -> float:
-    """The median GPU time of one call: CUDA events recorded right before and after it, the L2
-    flushed before each (as triton's do_bench does), then the GPU kept busy by a spin of twice
-    the call's host time. do_bench without the spin times the host's launch too wherever it
-    outlasts the flush: eager's call at batch 1 took 38.98 µs that way against 12.00 with
-    the GPU kept busy (run202)."""
-    flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
-    spin_us = min(max(2 * host_us, SPIN_US[0]), SPIN_US[1])
-    spin = int(spin_cycles_per_us(torch.cuda.current_device()) * spin_us)
-
-    def timed(start=None, end=None):
-        flush.zero_()
-        torch.cuda._sleep(spin)
-        if start is not None:
-            start.record()
-        call()
-        if end is not None:
-            end.record()
-
-    events = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
-    events[0].record()
-    for _ in range(5):  # how many fit in rep_ms, as do_bench estimates it
-        timed()
-    events[1].record()
-    torch.cuda.synchronize()
-    each_ms = max(events[0].elapsed_time(events[1]) / 5, 1e-3)
-    for _ in range(max(1, int(warmup_ms / each_ms))):
-        call()
-    n = max(5, int(rep_ms / each_ms))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    for start, end in zip(starts, ends):
-        timed(start, end)
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3
 
 
 def environment(mod, device: torch.device) -> dict:
@@ -489,15 +408,10 @@ def run_bench(
     env = environment(mod, dev)
     if batches is None:
         batches = default_batches(tuned, env.get("gpu_key"))
-    dtype = TORCH_DTYPE[spec.dtype]
     _, weights, biases = random_problem(spec, 1, device=dev, seed=seed)
     models = Models(spec, mod, weights, biases)
-    gen = torch.Generator(device="cpu").manual_seed(seed + 1)
-    inputs = {
-        b: torch.randn(b, spec.widths[0], generator=gen).to(device=dev, dtype=dtype)
-        for b in batches
-    }
-    expected: dict[int, torch.Tensor] = {}  # eager's output, else the fp32 reference
+    inputs = {b: random_problem(spec, b, dev, seed + 1 + i)[0] for i, b in enumerate(batches)}
+    expected: dict[int, torch.Tensor] = {}  # the fp32 reference
     bar = Progress(len(batches) * len(contenders)) if progress else None
     started = time.perf_counter()
     cells: list[Cell] = []
@@ -511,22 +425,19 @@ def run_bench(
                     if budget_s is not None and time.perf_counter() - started > budget_s:
                         cell = Cell(batch, contender.name, f"skipped: over --budget {budget_s:g} s")
                     else:
-                        if batch not in expected and contender.name != BASELINE:
+                        if batch not in expected:
                             expected[batch] = reference(spec, x, weights, biases)
-                        cell, out = measure_cell(
+                        cell = measure_cell(
                             models,
                             contender,
                             x,
-                            expected.get(batch),
+                            expected[batch],
                             spec.dtype,
                             sync,
                             cuda,
                             warmup_ms,
                             rep_ms,
                         )
-                        if contender.name == BASELINE and cell.status == "ok":
-                            expected[batch] = out
-                        del out
                     cells.append(cell)
                     if bar:
                         bar.finish(describe(cell))
@@ -550,7 +461,7 @@ def run_bench(
             "grad": "every contender runs under torch.no_grad()",
             "order": "eager, graphs and mlpgen at every batch size first, then each "
             "torch.compile mode at every batch size",
-            "host_time": "median over loops of calls followed by one synchronize",
+            "host_time": HOST_TIME,
             "gpu_time": GPU_TIME,
             "compile": "one torch.compile per mode, dynamic=False: each batch size is compiled "
             "on its first call; compile_s is that time and is not in the timings",
@@ -566,35 +477,36 @@ def measure_cell(
     models: Models,
     contender: Contender,
     x: torch.Tensor,
-    expected: torch.Tensor | None,
+    expected: torch.Tensor,
     dtype: str,
     sync: Callable[[], None],
     cuda: bool,
     warmup_ms: int,
     rep_ms: int,
-) -> tuple[Cell, torch.Tensor | None]:
-    """One contender at one batch: check its output, then time it. Returns the cell and the
-    checked output (the baseline's becomes the expected output of the others)."""
+) -> Cell:
+    """One contender at one batch: check its output against the fp32 reference (verify.check),
+    then time it."""
     cell = Cell(x.shape[0], contender.name, "ok")
-    prepared = out = None
+    prepared = None
     try:
         if contender.graph and not cuda:
             raise RuntimeError("CUDA graphs need a CUDA device")
         prepared = models.prepare(contender, x, sync)
         cell.compile_s = prepared.compile_s
-        out = prepared.output()
+        result = check(prepared.output(), expected, dtype)
         sync()
-        if contender.name == BASELINE:
-            cell.rel_err = 0.0
-        else:
-            cell.status, cell.rel_err = verdict(out, expected, dtype)
-            out = None
-        cell.host_us = host_time_us(prepared.call, sync, loop_s=rep_ms / 1e3 / 7)
-        if cuda:
-            cell.gpu_us = gpu_time_us(prepared.call, warmup_ms, rep_ms, cell.host_us)
+        cell.err = result.err
+        if not result.ok:
+            cell.status, cell.reason = "WRONG", result.reason
+        t = time_call(
+            prepared.call, cuda, sync, loop_s=rep_ms / 1e3 / 7, loops=7, warmup_ms=warmup_ms,
+            rep_ms=rep_ms,
+        )  # fmt: skip
+        cell.host_us, cell.host_spread, cell.gpu_us, cell.gpu_spread = (
+            t.host_us, t.host_spread, t.gpu_us, t.gpu_spread
+        )  # fmt: skip
     except Exception as e:  # a contender's failure is a result, not the end of the run
         cell.status = failure(e)
-        cell.host_us = cell.gpu_us = None
-        out = None
+        cell.host_us = cell.gpu_us = cell.host_spread = cell.gpu_spread = None
     del prepared
-    return cell, out
+    return cell

@@ -317,9 +317,16 @@ def table_damage(tuned: object) -> str | None:
                 return f"{where}: bucket {short(bucket, 30)} is not a positive integer"
             if not isinstance(cell, dict):
                 return f"{where}[{bucket}] is a {type(cell).__name__}, not a dict"
-            if cell.get("strategy") not in spec_module().STRATEGIES:
+            if not known_strategy(cell):
                 return f"{where}[{bucket}] names no known strategy"
     return None
+
+
+def known_strategy(cell: dict) -> bool:
+    """Whether a raw TUNED cell names a strategy of today's or one an earlier mlpgen wrote."""
+    from mlpgen.strategies import STRATEGIES, upgrade_cell
+
+    return upgrade_cell(cell).get("strategy") in STRATEGIES
 
 
 def cell_kernels(cell: dict):
@@ -601,7 +608,7 @@ def cmd_generate(argv: list[str]) -> int:
             twin = " as its fp16 twin" if check.get("checked_as") else ""
             log(
                 f"mlpgen: kernel checked on the CPU through Triton's interpreter{twin} "
-                f"(rel err {check['rel_err']:.2e} at M={check['m']})"
+                f"(worst element at {check['err']:.2g} of its tolerance, M={check['m']})"
             )
         log(
             "mlpgen: tuning needs a CUDA GPU; the module uses the heuristic default config. "
@@ -681,8 +688,8 @@ def cmd_show(argv: list[str]) -> int:
                 text = kernel_text(graph) + (f"  {us:.2f} us GPU" if isnum(us) else "")
                 print(f"  {'':>7}  in a CUDA graph: {text}")
     print(
-        "\nµs: GPU time (CUDA-graph replay) and per-call host time of the winner and of eager "
-        "torch;\nspeedup: eager's cost over the winner's, each the larger of its two times."
+        "\nµs: GPU time and per-call host time (mlpgen.timing) of the winner and of eager "
+        "nn.Sequential;\nspeedup: eager's cost over the winner's, each the larger of its two times."
     )
     return 0
 
@@ -755,7 +762,7 @@ def cmd_bench(argv: list[str]) -> int:
     )
     p.add_argument("--only", default=None, help=f"contenders: {','.join(bench.BY_NAME)}")
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile (slow)")
-    p.add_argument("--warmup", type=integer(1, 60_000), default=25, help="do_bench warm-up, ms")
+    p.add_argument("--warmup", type=integer(1, 60_000), default=25, help="GPU-time warm-up, ms")
     p.add_argument("--rep", type=integer(1, 600_000), default=100, help="timing per cell, ms")
     p.add_argument("--budget", type=seconds, default=None, help="stop after seconds")
     p.add_argument("--seed", type=integer(0, MAX_SEED), default=0)

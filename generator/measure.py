@@ -6,9 +6,12 @@ kernel compiled once serves every bucket and every launch-only variant. `measure
 runs inside a `Worker`: a spawned process (CUDA cannot fork) that answers one task at a time; a
 crash, an illegal memory access or a hang costs that candidate only, and the worker is replaced.
 
-Verification comes first and decides whether a candidate is timed at all: fresh random inputs,
-a NaN-poisoned output with poisoned rows past M that must stay untouched, the fp32 reference and
-the dtype's tolerance, at the bucket's M and at an M that is not a multiple of BLOCK_M.
+Verification comes first and decides whether a candidate is timed at all (verify.check_run): two
+random inputs, at the bucket's M and at an M that is not a multiple of BLOCK_M; every buffer
+allocated NaN-poisoned (the output, rows past M that must stay untouched, hidden activations and
+workspaces), and every element within the dtype's tolerance of the fp32 reference. The call
+path that is timed (the module's mlp()) is checked as well (check_calls): three calls back to
+back on three more inputs and, on a GPU, the replay of a CUDA graph of it.
 """
 
 from __future__ import annotations
@@ -20,38 +23,32 @@ import os
 import queue
 import signal
 import threading
-import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
 
+from mlpgen.bench import build_sequential
 from mlpgen.children import die_with_parent
 from mlpgen.emit import atomic_write, entry, render
 from mlpgen.render import render_kernel
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig, MLPSpec
-from mlpgen.strategies import STRATEGIES
-from mlpgen.verify import TOLERANCE, TORCH_DTYPE, reference, rel_error
+from mlpgen.timing import time_call
+from mlpgen.verify import (
+    Check,
+    check,
+    check_run,
+    poisoned_allocations,
+    random_problem,
+    reference,
+)
 
 # buckets up to this size also get a per-call host time: on the H200 a call is still host-bound
 # at 4096 rows (eager 45.6 us per call for 14.6 us of GPU work) and about even at 16384 (42.4 per
 # call, 40.9 GPU); scored on GPU time alone, a two-launch layered winner ran 0.85x eager per call
 HOST_BUCKET_MAX = 16384
-WARMUP_MS, REP_MS = 10, 40  # do_bench budget per candidate
-# per-call host time: the least over loops of back-to-back calls. Host time is noise on top of
-# a floor (the same launch path for every kernel config): the least loop is the reproducible
-# part, where a median of 5 still moved by ~10% between two runs of one candidate on the H200
-HOST_CALLS, HOST_LOOPS = 50, 15
-# Strategies whose calls launch several kernels in turn (Strategy.several_kernels): fed by the
-# host rather than replayed in a graph, their calls can take the GPU longer than gpu_us measures,
-# and a short loop (host_us) need not show it: at the headline's 1024 rows on the H200 chain's
-# calls took 10.2-16.4 us each over 1500 host-fed calls against 6.41 in a graph, its least loop
-# of 50 9.95-15.04. They are also timed over a loop of STREAM_CALLS host-fed calls (stream_us),
-# about as long as mlpgen bench's loops (~14 ms) at these calls' ~10 us.
-STREAM_CALLS = 1500
-POISON_ROWS = 16  # NaN rows past M that a kernel must leave untouched
 ODD_OFFSET = 13  # bucket + 13 is not a multiple of any block_m >= 16
 
 VERDICTS = ("ok", "wrong", "error", "timeout", "crash")
@@ -62,16 +59,19 @@ class Measurement:
     """The verdict on one candidate at one bucket, and its times (µs) when it was verified.
 
     `score` is what the tuner minimises: the time per call that a caller issuing calls back to
-    back waits, i.e. the largest of the GPU time, (for small buckets) the host time and, where
-    it was measured, the GPU time of a long loop of host-fed calls."""
+    back waits, i.e. the larger of the GPU time and (for small buckets) the host time, both from
+    `timing.time_call`."""
 
     verdict: str
     reason: str = ""
-    us: float | None = None  # median GPU time, triton.testing.do_bench
-    host_us: float | None = None  # per-call host time (least loop), small buckets only
-    err: float | None = None  # worst relative error seen while verifying
-    # GPU time per call over STREAM_CALLS host-fed calls: several kernels, small buckets only
-    stream_us: float | None = None
+    us: float | None = None  # median GPU time per call (timing.time_call)
+    host_us: float | None = None  # median per-call host time, small buckets only
+    err: float | None = None  # worst element's error over its tolerance (verify.check)
+    spread: float | None = None  # the larger spread of the two times' samples (timing.Timing)
+    # the torch path's candidate only: nn.Sequential's times on the same input, the eager
+    # reference that a user compares with (the module's torch path is a candidate of its own)
+    seq_us: float | None = None
+    seq_host_us: float | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -87,7 +87,7 @@ class Measurement:
     def score(self) -> float | None:
         if not self.ok:
             return None
-        return max(t for t in (self.us, self.host_us, self.stream_us) if t is not None)
+        return max(t for t in (self.us, self.host_us) if t is not None)
 
     def times(self, prefix: str = "") -> dict:
         """The measured times as TUNED-cell fields: us, and host_us where it was measured."""
@@ -96,12 +96,23 @@ class Measurement:
             out[f"{prefix}host_us"] = self.host_us
         return out
 
+    def eager_times(self) -> dict:
+        """TUNED-cell fields eager_us (and eager_host_us) from a torch-path measurement:
+        nn.Sequential's times, or where they were not measured (logs written before), the torch
+        path's own."""
+        if self.seq_us is None:
+            return self.times("eager_")
+        out = {"eager_us": self.seq_us}
+        if self.seq_host_us is not None:
+            out["eager_host_us"] = self.seq_host_us
+        return out
+
     def to_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if v is not None and v != ""}
 
     @classmethod
     def from_dict(cls, d: dict) -> Measurement:
-        names = ("verdict", "reason", "us", "host_us", "err", "stream_us")
+        names = ("verdict", "reason", "us", "host_us", "err", "spread", "seq_us", "seq_host_us")
         return cls(**{k: d[k] for k in names if k in d})
 
 
@@ -155,99 +166,78 @@ def launcher(mod, config: KernelConfig):
 # Verification and timing (inside the worker)
 
 
-def device_problem(spec: MLPSpec, m: int, device, seed: int):
-    """verify.random_problem's distributions, drawn on the device (large M stays fast)."""
-    gen = torch.Generator(device=device)
-    gen.manual_seed(seed)
-    dtype = TORCH_DTYPE[spec.dtype]
-
-    def uniform(*shape, scale):
-        return ((torch.rand(*shape, generator=gen, device=device) * 2 - 1) * scale).to(dtype)
-
-    x = torch.randn(m, spec.widths[0], generator=gen, device=device).to(dtype)
-    weights = [
-        uniform(n, k, scale=math.sqrt(3.0 / k)) for k, n in zip(spec.widths[:-1], spec.widths[1:])
-    ]
-    biases = [uniform(n, scale=0.1) for n in spec.widths[1:]] if spec.bias else None
-    return x, weights, biases
-
-
-def verify_sizes(bucket: int, config: KernelConfig) -> tuple[int, ...]:
-    """The bucket's own M and, when it is a multiple of BLOCK_M, one that is not."""
+def verify_sizes(bucket: int, config: KernelConfig) -> tuple[int, int]:
+    """The two M a candidate is checked at: the bucket's own and, when that is a multiple of
+    BLOCK_M, one that is not (else the bucket's M again, on another input)."""
     m = max(bucket, 1)
-    return (m,) if m % config.block_m else (m, m + ODD_OFFSET)
+    return (m, m) if m % config.block_m else (m, m + ODD_OFFSET)
 
 
-def check(run, spec: MLPSpec, m: int, device, seed: int) -> tuple[float, str]:
-    """Run once on a NaN-poisoned output; (relative error, why it is wrong or "")."""
-    x, weights, biases = device_problem(spec, m, device, seed)
-    buf = torch.full((m + POISON_ROWS, spec.widths[-1]), math.nan, dtype=x.dtype, device=x.device)
-    y = run(x, weights, biases, out=buf[:m])
-    if y is None:
-        y = buf[:m]
-    if not torch.isnan(buf[m:]).all().item():
-        return math.inf, f"wrote rows past M={m}"
-    if tuple(y.shape) != (m, spec.widths[-1]):
-        return math.inf, f"output shape {tuple(y.shape)} at M={m}"
-    err = rel_error(y, reference(spec, x, weights, biases))
-    if not err <= TOLERANCE[spec.dtype]:
-        what = "NaN/Inf in the output" if math.isinf(err) else f"rel err {err:.2e}"
-        return err, f"{what} > {TOLERANCE[spec.dtype]:g} at M={m}"
-    return err, ""
+def fresh_workspaces(mod) -> None:
+    """Drop the module's cached workspaces, so that the next launch allocates them afresh (under
+    verify.poisoned_allocations: NaN) instead of reusing what an earlier candidate left."""
+    for name in ("_WORKSPACES", "_SPLIT_WORKSPACES", "_LT_WORKSPACES"):
+        getattr(mod, name, {}).clear()
 
 
-GRAPH_CALLS = 20  # calls captured in one CUDA graph when timing the GPU
+def check_calls(mod, config: KernelConfig, spec: MLPSpec, m: int, device, seed: int):
+    """The call path that is timed (the module's mlp(), hot_path), checked on a first input, on
+    two more in calls back to back with no wait between them (PDL lets a call start before the
+    previous one ends: a race between them shows here), and on a GPU in the replay of a CUDA
+    graph on new input; all with poisoned allocations. Returns (the failed or worst Check, the
+    call bound to the first input, that problem)."""
+    x, weights, biases = random_problem(spec, m, device, seed)
+    more = [random_problem(spec, m, device, seed + i)[0] for i in (1, 2, 3)]
+    with poisoned_allocations():
+        fresh_workspaces(mod)
+        call = hot_path(mod, config, x, weights, biases)
+        runs = [(call(), x)] + [(mod.mlp(u, weights, biases), u) for u in more[:2]]
+        runs = [(f"through mlp(), call {i + 1} of 3 back to back", *r) for i, r in enumerate(runs)]
+        graph = None
+        if torch.device(device).type == "cuda":
+            y, graph = graph_replay(mod, x, more[2], weights, biases)
+            runs.append(("in a CUDA-graph replay of mlp()", y, more[2]))
+        worst = Check(True, 0.0)
+        for where, y, inp in runs:
+            result = check(y, reference(spec, inp, weights, biases), spec.dtype)
+            if not result.ok:
+                failed = replace(result, reason=f"{result.reason} {where} at M={m}")
+                return failed, call, (x, weights, biases)
+            worst = max(worst, result, key=lambda c: c.err)
+        del graph
+    return worst, call, (x, weights, biases)
 
 
-def gpu_us(fn) -> float:
-    """Median GPU time per call, from do_bench over replays of a CUDA graph of GRAPH_CALLS
-    back-to-back calls. Timing fn itself would measure the host's launch cost instead for
-    every kernel shorter than a launch (on the H200 host, ~17 us: most small buckets)."""
-    from triton.testing import do_bench
-
-    try:
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm up off the capture: compile, allocate workspaces
-            for _ in range(3):
-                fn()
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for _ in range(GRAPH_CALLS):
-                fn()
-    except Exception:  # not capturable: time the calls, launch cost included
-        return do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, return_mode="median") * 1e3
-    ms = do_bench(graph.replay, warmup=WARMUP_MS, rep=REP_MS, return_mode="median")
-    return ms * 1e3 / GRAPH_CALLS
+def graph_replay(mod, x, new_x, weights, biases):
+    """(output, graph): mlp() captured in a CUDA graph on a copy of x (warmed up on a side
+    stream first, as PyTorch prescribes), replayed once on new_x."""
+    static = x.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        mod.mlp(static, weights, biases)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = mod.mlp(static, weights, biases)
+    static.copy_(new_x)
+    graph.replay()
+    return y, graph
 
 
-def stream_us(fn, calls: int = STREAM_CALLS) -> float:
-    """GPU time per call over `calls` back-to-back calls fed by the host (no graph): CUDA
-    events recorded before the first and after the last."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    fn()
-    torch.cuda.synchronize()
-    start.record()
-    for _ in range(calls):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1e3 / calls
-
-
-def host_us(fn, sync, calls: int = HOST_CALLS, loops: int = HOST_LOOPS) -> float:
-    """Per-call time of back-to-back calls: N calls, one synchronize, the least loop."""
-    fn()
-    sync()
-    per_call = []
-    for _ in range(loops):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        sync()
-        per_call.append((time.perf_counter() - t0) / calls)
-    return min(per_call) * 1e6
+def timed(call, cuda: bool, host: bool) -> tuple[float, float | None, float]:
+    """(GPU time, host time if `host` else None, the larger spread of the two) of `call` by
+    timing.time_call; on a CPU (the interpreter) a rough host time, enough to exercise the
+    tuner, stands in for the GPU time."""
+    if cuda:
+        t = time_call(call, gpu=True)
+        us, spread = t.gpu_us, t.gpu_spread
+    else:
+        t = time_call(call, gpu=False, loop_s=0, loops=3)
+        us, spread = t.host_us, t.host_spread
+    if not host:
+        return us, None, spread
+    return us, t.host_us, max(spread, t.host_spread)
 
 
 class WorkerStartError(RuntimeError):
@@ -278,28 +268,28 @@ def measure_candidate(
         mod = candidate_module(spec, config, Path(workdir))
         run = launcher(mod, config)
         worst = 0.0
-        for i, m in enumerate(verify_sizes(bucket, config)):
-            err, why = check(run, spec, m, device, seed=seed * 7919 + bucket * 31 + i)
-            if why:
-                return Measurement("wrong", why, err=err)
-            worst = max(worst, err)
-        x, weights, biases = device_problem(spec, max(bucket, 1), device, seed=seed + 1)
+        for i, m in enumerate(verify_sizes(bucket, config)):  # two inputs, fresh buffers
+            fresh_workspaces(mod)
+            result = check_run(run, spec, m, device, seed=seed * 7919 + bucket * 31 + i)
+            if not result.ok:
+                return Measurement("wrong", result.reason, err=result.err)
+            worst = max(worst, result.err)
+        m = max(bucket, 1)
         with torch.no_grad():
-            call = hot_path(mod, config, x, weights, biases)
-            err = rel_error(call(), reference(spec, x, weights, biases))
-            if not err <= TOLERANCE[spec.dtype]:  # the timed call path, checked as well
-                why = f"rel err {err:.2e} through mlp() at M={max(bucket, 1)}"
-                return Measurement("wrong", why, err=err)
-            sync = torch.cuda.synchronize if cuda else (lambda: None)
-            if not cuda:  # the interpreter: a rough time, enough to exercise the tuner
-                t = host_us(call, sync, calls=1, loops=3)
-                hus = t if bucket <= HOST_BUCKET_MAX else None
-                return Measurement("ok", us=t, host_us=hus, err=max(worst, err))
-            us = gpu_us(call)
-            hus = host_us(call, sync) if bucket <= HOST_BUCKET_MAX else None
-            several = hus is not None and STRATEGIES[config.strategy].several_kernels
-            sus = stream_us(call) if several else None
-        return Measurement("ok", us=us, host_us=hus, err=max(worst, err), stream_us=sus)
+            result, call, (x, weights, biases) = check_calls(
+                mod, config, spec, m, device, seed=seed * 7919 + bucket * 31 + 2
+            )
+            if not result.ok:
+                return Measurement("wrong", result.reason, err=result.err)
+            worst = max(worst, result.err)
+            host = bucket <= HOST_BUCKET_MAX
+            us, host_us, spread = timed(call, cuda, host)
+            seq = {}
+            if config.strategy == "torch":
+                model = build_sequential(spec, weights, biases)
+                seq_us, seq_host_us, _ = timed(lambda: model(x), cuda, host)
+                seq = {"seq_us": seq_us, "seq_host_us": seq_host_us}
+        return Measurement("ok", us=us, host_us=host_us, err=worst, spread=spread, **seq)
     except Exception as e:
         if cuda and not cuda_healthy():
             raise WorkerPoisoned(describe(e)) from e
@@ -313,7 +303,7 @@ def compile_candidate(spec: MLPSpec, config: KernelConfig, workdir: str) -> None
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     run = launcher(candidate_module(spec, config, Path(workdir)), config)
-    x, weights, biases = device_problem(spec, 1, device, seed=0)
+    x, weights, biases = random_problem(spec, 1, device, seed=0)
     try:
         run(x, weights, biases)
         if cuda:
@@ -505,9 +495,8 @@ class WorkerMeasure:
         self.worker.close()
 
 
-# A kernel that takes longer than this to compile is dropped as a candidate: the tune of
-# 784,1024,1024,10 fp32 never left its compile phase on the H200 (BENCHMARKS.md), while the
-# headline's kernels compile in seconds there.
+# A kernel that takes longer than this to compile is dropped as a candidate: some kernels of wide
+# fp32 specs (784,1024,1024,10) compile for many minutes, while the headline's compile in seconds.
 COMPILE_LIMIT_S = 60.0
 
 

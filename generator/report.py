@@ -106,12 +106,12 @@ def bench_sections(data: dict) -> list[tuple[str, list[str], list[list[str]]]]:
     sections = []
     for title, tk, sk in (
         (
-            "per-call time, µs (loop of calls, one sync) and speedup vs eager",
+            "per-call time, µs (loops of calls, one sync each) and speedup vs eager",
             "host_us",
             "host_speedup",
         ),
         (
-            "GPU time, µs (one call after an L2 flush; graphs: replay) and speedup vs eager",
+            "GPU time, µs (bursts of calls after an L2 flush; graphs: replays), speedup vs eager",
             "gpu_us",
             "gpu_speedup",
         ),
@@ -130,10 +130,10 @@ def bench_notes(data: dict) -> list[str]:
     notes = []
     for r in data["results"]:
         if r["status"] == "WRONG":
-            notes.append(
-                f"{r['contender']} at batch {r['batch']}: WRONG output (rel err "
-                f"{r.get('rel_err', math.nan):.2e} vs eager, tolerance {_tolerance(data):g})"
+            why = r.get("reason") or (  # runs recorded before the element-wise check
+                f"rel err {r.get('rel_err', math.nan):.2e} vs eager, tolerance {_tolerance(data):g}"
             )
+            notes.append(f"{r['contender']} at batch {r['batch']}: WRONG output ({why})")
     failed: dict[tuple[str, str], list[int]] = {}  # the same reason at many batches: one note
     for r in data["results"]:
         if r["status"] not in ("ok", "WRONG"):
@@ -238,7 +238,7 @@ def plot_bench(data: dict, path: Path) -> Path:
         (key, title)
         for key, title in (
             ("host_us", "per-call time (loop of calls, one sync)"),
-            ("gpu_us", "GPU time (one call after an L2 flush; graphs: replay)"),
+            ("gpu_us", "GPU time (bursts of calls after an L2 flush; graphs: replays)"),
         )
         if any(r.get(key) is not None for r in data["results"])
     ]

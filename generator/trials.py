@@ -1,6 +1,5 @@
-"""The trial log beside a module (<name>.trials.json): every candidate of every bucket with its
-verdict and times, per GPU; the comparison of a budgeted search with an exhaustive one that
-BENCHMARKS.md reports (`python -m mlpgen.trials compare EXHAUSTIVE SEARCH`); and the replay of
+"""What trial logs (mlpgen.trial_log) show about the search: the comparison of a budgeted search
+with an exhaustive one (`python -m mlpgen.trials compare EXHAUSTIVE SEARCH`), and the replay of
 the tuner's search against an exhaustive log's recorded measurements, on any machine
 (`python -m mlpgen.trials replay EXHAUSTIVE --trials N --seeds K`)."""
 
@@ -10,67 +9,20 @@ import json
 import sys
 from pathlib import Path
 
-from mlpgen.emit import atomic_write, entry, lock_for
-from mlpgen.space import DOMAINS
+import optuna
+
+from mlpgen.emit import entry
+from mlpgen.measure import Measurement
 from mlpgen.spec import KernelConfig, MLPSpec
-
-
-def trial_log_path(module: Path) -> Path:
-    return Path(module).with_suffix(".trials.json")
-
-
-def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, results: dict) -> Path:
-    """Merge this GPU's trials into <name>.trials.json (other GPUs and buckets kept)."""
-    path = trial_log_path(module)
-    with lock_for(path):
-        log = {}
-        if path.exists():
-            try:
-                log = json.loads(path.read_text())
-            except (OSError, ValueError):
-                log = {}
-        log["spec"] = spec.to_dict()
-        gpus = log.setdefault("gpus", {})
-        gpu = gpus.setdefault(key, {})
-        gpu["provenance"] = provenance
-        table = gpu.setdefault("buckets", {})
-        for b, r in results.items():
-            win = None
-            if r.winner is not None:
-                c, m = r.winner
-                win = entry(c, **m.times()) | {"score": round(m.score, 3)}
-            table[str(b)] = {
-                "study": r.plan.name,
-                "sampler": r.plan.sampler_name,
-                "candidates": len(r.plan.space.candidates),
-                "dropped": len(r.plan.space.dropped),
-                "dropped_by": r.plan.space.dropped_counts(),
-                "measured": r.measured,
-                "winner": win,
-                "graph_winner": r.graph and entry(r.graph[0], us=r.graph[1].us),
-                "eager_us": None if r.eager is None else round(r.eager.us, 3),
-                "trials": r.trials,
-            }
-        gpu["buckets"] = dict(sorted(table.items(), key=lambda kv: int(kv[0])))
-        atomic_write(path, json.dumps(log, indent=1, sort_keys=True) + "\n")
-    return path
-
-
-def config_text(cell: dict) -> str:
-    """A TUNED cell's searched fields, e.g. "rowblock block_m=32 chunk=64 num_warps=8"."""
-    fields = DOMAINS.get(cell["strategy"], {})
-    words = [cell["strategy"]] + [f"{n}={cell[n]}" for n in fields if n in cell]
-    return " ".join(words + (["pdl"] if cell.get("pdl") else []))
-
+from mlpgen.trial_log import config_text
+from mlpgen.tune import Job, Progress, TuneOptions, launch_floors, pick_winner, pooled_score, search
 
 # ---------------------------------------------------------------------------------------------
-# Comparing a budgeted search with an exhaustive one (BENCHMARKS.md)
+# Comparing a budgeted search with an exhaustive one
 
 
 def bucket_records(bucket_log: dict) -> list:
     """(config, Measurement) of every measured trial of one bucket of a trial log."""
-    from mlpgen.measure import Measurement
-
     return [
         (KernelConfig.from_dict(t["config"]), Measurement.from_dict(t))
         for t in bucket_log["trials"]
@@ -82,8 +34,6 @@ def judge(bucket_log: dict):
     """(the exhaustive winner, score(config)) for one bucket of an exhaustive log: both by the
     tuner's rules (pick_winner, pooled_score) over that run's own measurements, so a searched
     winner is judged on the same numbers as the exhaustive one."""
-    from mlpgen.tune import launch_floors, pick_winner, pooled_score
-
     records = bucket_records(bucket_log)
     by_config = {c: m for c, m in records if m.ok}
     floors = launch_floors(records)
@@ -133,8 +83,6 @@ def recorded_measure(log: dict, key: str):
     """A `measure(bucket, config)` that answers from an exhaustive trial log instead of a GPU:
     the tuner's search then runs exactly as on the GPU, over the same numbers every time. Also
     {bucket: the configs measured}: the space the log covers."""
-    from mlpgen.measure import Measurement
-
     table = {}
     for b, rec in log["gpus"][key]["buckets"].items():
         for t in rec["trials"]:
@@ -155,10 +103,6 @@ def recorded_measure(log: dict, key: str):
 def replay(log_path: Path, trials: int, seeds: int, buckets=None) -> list[dict]:
     """Per GPU, bucket and seed: the winner of a `trials`-budget search replayed on the
     exhaustive log's measurements, against the exhaustive winner's score."""
-    import optuna
-
-    from mlpgen.tune import Job, Progress, TuneOptions, search
-
     log = json.loads(Path(log_path).read_text())
     spec = MLPSpec.from_dict(log["spec"])
     rows = []

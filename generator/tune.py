@@ -62,7 +62,7 @@ from mlpgen.space import (
 )
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import STRATEGIES
-from mlpgen.trials import config_text, main, write_trial_log
+from mlpgen.trial_log import config_text, write_trial_log
 
 Measure = Callable[[int, KernelConfig], Measurement]
 TIE = 0.10  # scores within 10% of the best are a tie: at launch-bound buckets every fused
@@ -647,7 +647,7 @@ def launch_floors(records: Sequence[tuple[KernelConfig, Measurement]]) -> dict[s
 
 def pooled_score(config: KernelConfig, m: Measurement, floors: dict[str, float]) -> float:
     """m's score with its launch path's floor in place of its own host time (own_host_time's
-    strategies: their own, and their long loop's GPU time, m.stream_us)."""
+    strategies: their own)."""
     if m.host_us is None:
         return m.us
     return replace(m, host_us=floors.get(launch_path(config), m.host_us)).score
@@ -812,7 +812,7 @@ def winners_table(results: dict[int, BucketResult]) -> dict[int, dict]:
         config, m = r.winner
         t = m.times()
         if r.eager is not None:
-            t.update(r.eager.times("eager_"))
+            t.update(r.eager.eager_times())
         table[b] = entry(config, **t)
         if r.graph is not None:
             table[b] = with_graph_winner(table[b], r.graph[0], r.graph[1].us)
@@ -1019,7 +1019,3 @@ def print_summary(summary: dict) -> None:
             if "eager_us" in w and w["strategy"] != "torch":
                 text += f" (torch {w['eager_us']:.2f} us)"
         log(f"  {b:>7}  {r['sampler']:<11} {r['candidates']:>5} {r['measured']:>4}  {text}")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -4,7 +4,6 @@ fixture, its plumbing on the CPU, its refusals; the real run on a GPU (gpu-marke
 import json
 import math
 import sys
-import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from mlpgen import bench, cli, report
 from mlpgen.cli import main
 from mlpgen.emit import module_path, write_module
 from mlpgen.spec import MLPSpec
-from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+from mlpgen.verify import random_problem, reference, rel_error
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bench_synthetic.json"
 
@@ -62,19 +61,6 @@ def test_add_speedups_against_eager_at_the_same_batch():
     assert (cells[1].host_speedup, cells[1].gpu_speedup) == (6.0, 3.0)
     assert cells[2].host_speedup is None  # a wrong answer gets no speedup
     assert cells[4].host_speedup is None  # no baseline at batch 64
-
-
-@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
-def test_verdict_holds_contenders_to_the_dtype_tolerance(dtype):
-    expected = torch.randn(37, 10)
-    tol = TOLERANCE[dtype]
-    close = expected + tol / 4 * expected.norm() / math.sqrt(expected.numel())
-    assert bench.verdict(close, expected, dtype)[0] == "ok"
-    assert bench.verdict(expected * (1 + 3 * tol), expected, dtype)[0] == "WRONG"
-    nan = expected.clone()
-    nan[3, 4] = math.nan
-    assert bench.verdict(nan, expected, dtype) == ("WRONG", math.inf)
-    assert bench.verdict(expected[:-1], expected, dtype) == ("WRONG", math.inf)
 
 
 def test_failure_is_one_short_line():
@@ -243,19 +229,6 @@ def test_sequential_baseline_is_the_spec():
     assert rel_error(seq(x), reference(spec, x, weights, biases)) < 1e-6
 
 
-def test_host_time_is_the_median_per_call_over_loops():
-    now = [0.0]
-    calls = []
-
-    def call():
-        calls.append(1)
-        now[0] += 2e-6  # every call takes 2 µs of the fake clock
-
-    us = bench.host_time_us(call, lambda: None, loop_s=1e-4, loops=3, clock=lambda: now[0])
-    assert us == pytest.approx(2.0)
-    assert (len(calls) - 3) % 4 == 0  # calibration, then a warm-up loop and 3 timed loops
-
-
 def test_run_bench_plumbing_on_cpu(small_module, monkeypatch):
     contenders = bench.pick_contenders(["eager+graph", "mlpgen"], no_compile=True)
     data = bench.run_bench(small_module, (3, 17), contenders, rep_ms=2, device="cpu")
@@ -264,7 +237,8 @@ def test_run_bench_plumbing_on_cpu(small_module, monkeypatch):
     for b in (3, 17):
         assert cells[(b, "eager")]["status"] == "ok" and cells[(b, "eager")]["host_speedup"] == 1
         mlpgen = cells[(b, "mlpgen")]
-        assert mlpgen["status"] == "ok" and mlpgen["rel_err"] < 1e-6 and mlpgen["host_us"] > 0
+        assert mlpgen["status"] == "ok" and mlpgen["err"] < 1e-3 and mlpgen["host_us"] > 0
+        assert cells[(b, "eager")]["err"] < 1e-3  # eager is checked against the reference too
         assert mlpgen["gpu_us"] is None  # no GPU time without a GPU
         assert cells[(b, "eager+graph")]["status"].startswith("failed: RuntimeError: CUDA")
     assert data["env"]["torch"] == torch.__version__ and "triton" in data["env"]
@@ -275,6 +249,8 @@ def test_run_bench_plumbing_on_cpu(small_module, monkeypatch):
     data = bench.run_bench(small_module, (5,), contenders, rep_ms=2, device="cpu")
     (wrong,) = [r for r in data["results"] if r["contender"] == "mlpgen"]
     assert wrong["status"] == "WRONG" and wrong["host_speedup"] is None
+    assert wrong["reason"].startswith("element [") and "x the tolerance" in wrong["reason"]
+    assert f"mlpgen at batch 5: WRONG output ({wrong['reason']})" in report.bench_text(data)
 
 
 def test_bench_says_what_the_module_ran_at_each_batch(tmp_path, monkeypatch):
@@ -331,23 +307,4 @@ def test_bench_on_gpu_every_contender_is_correct(load_generated):
     for r in data["results"]:
         assert r["status"] == "ok", r
         assert r["host_us"] > 0 and r["gpu_us"] > 0, r
-        assert r["rel_err"] <= TOLERANCE["fp16"], r
-
-
-@pytest.mark.gpu
-def test_gpu_time_leaves_out_the_hosts_launch():
-    """A call that spends 300 µs on the host before its one small kernel: the flush alone
-    (triton's do_bench; ~55 µs of GPU time on the H200) ends before that kernel is launched, so
-    the events around the call would time the host. Keeping the GPU busy over the launch times
-    the kernel: one small launch is ~3.4 µs between events on the H200 (run202)."""
-    x = torch.zeros(1024, device="cuda")
-
-    def call():
-        until = time.perf_counter() + 300e-6
-        while time.perf_counter() < until:
-            pass
-        x.add_(1)
-
-    host_us = bench.host_time_us(call, torch.cuda.synchronize)
-    assert host_us > 250, host_us
-    assert bench.gpu_time_us(call, warmup_ms=5, rep_ms=20, host_us=host_us) < 50
+        assert r["err"] <= 1, r

@@ -140,14 +140,21 @@ def test_worker_measure_turns_failures_into_verdicts(tmp_path):
 
 
 def test_measurement_score_and_round_trip():
-    m = Measurement("ok", us=10.0, host_us=18.0, err=1e-3)
+    m = Measurement("ok", us=10.0, host_us=18.0, err=0.2, spread=0.03)
     assert m.score == 18.0
     assert Measurement("ok", us=10.0).score == 10.0
+    assert Measurement("ok", us=24.0, host_us=18.0).score == 24.0
     assert Measurement.from_dict(m.to_dict()) == m
-    # several kernels a call: a long host-fed loop's GPU time counts when it is the largest
-    s = Measurement("ok", us=6.4, host_us=9.9, err=1e-3, stream_us=13.6)
-    assert s.score == 13.6 and Measurement.from_dict(s.to_dict()) == s
-    assert Measurement("ok", us=6.4, host_us=9.9, stream_us=8.0).score == 9.9
+    # the eager reference of a TUNED cell: nn.Sequential's times, else (older logs) the torch path's
+    torch_path = Measurement("ok", us=20.0, host_us=60.0, seq_us=18.0, seq_host_us=45.0)
+    assert torch_path.eager_times() == {"eager_us": 18.0, "eager_host_us": 45.0}
+    assert Measurement.from_dict(torch_path.to_dict()) == torch_path
+    assert Measurement("ok", us=20.0, host_us=60.0).eager_times() == {
+        "eager_us": 20.0,
+        "eager_host_us": 60.0,
+    }
+    # a trial log written before the spread was recorded, with a field no longer measured
+    assert Measurement.from_dict({"verdict": "ok", "us": 6.4, "stream_us": 13.6}).score == 6.4
     assert Measurement.from_dict(Measurement("wrong", "nan").to_dict()).reason == "nan"
     with pytest.raises(ValueError):
         Measurement("ok")
@@ -155,12 +162,12 @@ def test_measurement_score_and_round_trip():
         Measurement("fine", us=1.0)
 
 
-def test_verify_sizes_include_an_m_that_is_not_a_multiple_of_block_m():
-    assert verify_sizes(1, CFG) == (1,)
-    assert verify_sizes(37, CFG) == (37,)
+def test_verify_sizes_are_two_and_include_an_m_that_is_not_a_multiple_of_block_m():
+    assert verify_sizes(1, CFG) == (1, 1)
+    assert verify_sizes(37, CFG) == (37, 37)
     for bucket in (16, 64, 262144):
         sizes = verify_sizes(bucket, KernelConfig(block_m=16))
-        assert sizes[0] == bucket and any(m % 16 for m in sizes)
+        assert len(sizes) == 2 and sizes[0] == bucket and any(m % 16 for m in sizes)
 
 
 def test_describe_is_one_line():
@@ -173,9 +180,11 @@ def test_describe_is_one_line():
 @pytest.mark.interpret
 def test_measure_candidate_verifies_and_times_the_shipped_kernel(tmp_path):
     m = measure_candidate(SPEC, 37, CFG, str(tmp_path))
-    assert m.ok and m.err < 1e-4 and m.us > 0 and m.host_us is not None
+    assert m.ok and m.err < 0.05 and m.us > 0 and m.host_us is not None and m.spread >= 0
     torch_path = measure_candidate(SPEC, 16, KernelConfig(strategy="torch"), str(tmp_path))
-    assert torch_path.ok and torch_path.err == 0.0
+    assert torch_path.ok and torch_path.err < 1e-3
+    assert torch_path.seq_us > 0 and torch_path.seq_host_us > 0  # nn.Sequential, timed beside
+    assert m.seq_us is None
     big = measure_candidate(SPEC, HOST_BUCKET_MAX + 1, KernelConfig("torch"), str(tmp_path))
     assert big.host_us is None  # per-call host time only up to HOST_BUCKET_MAX
     assert len(list(tmp_path.glob("cand_*.py"))) == 2  # one module per kernel source
@@ -207,12 +216,13 @@ def test_timing_serves_each_launch_variant_its_own_config(tmp_path):
     """Launch variants of one kernel share its module: each is timed with its own config, not
     the one the module was rendered with, and caches of the previous variant are dropped."""
     from mlpgen.emit import entry
-    from mlpgen.measure import device_problem, hot_path
+    from mlpgen.measure import hot_path
+    from mlpgen.verify import random_problem
 
     variant = KernelConfig(block_m=16, chunk=32, num_warps=4)
     mod = candidate_module(SPEC, CFG, tmp_path)
     assert candidate_module(SPEC, variant, tmp_path) is mod  # the same kernel source
-    x, w, b = device_problem(SPEC, 37, "cpu", seed=1)
+    x, w, b = random_problem(SPEC, 37, "cpu", seed=1)
     for cfg in (CFG, variant, CFG):
         mod._PLANS[("stale", 37, False)] = object()
         call = hot_path(mod, cfg, x, w, b)
@@ -233,12 +243,33 @@ def test_a_wrong_call_path_is_caught(tmp_path, monkeypatch):
 
 
 @pytest.mark.interpret
+def test_a_call_that_spoils_the_previous_calls_output_is_caught(tmp_path, monkeypatch):
+    """Like a PDL race: each call writes into the previous call's output. Checked right after
+    each call, every output is right; checked after calls back to back, the first is not."""
+    mod = candidate_module(SPEC, CFG, tmp_path)
+    real, last = mod.mlp, []
+
+    def racy(x, w, b=None):
+        y = real(x, w, b)
+        if last:
+            last[-1][-1] = 0.0
+        last.append(y)
+        return y
+
+    monkeypatch.setattr(mod, "mlp", racy)
+    m = measure_candidate(SPEC, 37, CFG, str(tmp_path))
+    assert m.verdict == "wrong" and "call 1 of 3 back to back at M=37" in m.reason, m
+
+
+@pytest.mark.interpret
 @pytest.mark.parametrize(
     "sabotage, verdict, reason",
     [
-        ("skip_rows", "wrong", "NaN/Inf in the output"),
+        ("skip_rows", "wrong", "NaN/Inf"),
         ("past_m", "wrong", "wrote rows past M"),
-        ("scaled", "wrong", "rel err"),
+        ("scaled", "wrong", "x the tolerance"),
+        ("one_row", "wrong", "x the tolerance"),
+        ("stale", "wrong", "NaN/Inf"),
         ("raises", "error", "RuntimeError: boom"),
     ],
 )
@@ -250,9 +281,14 @@ def test_wrong_candidates_are_caught(tmp_path, monkeypatch, sabotage, verdict, r
         m = x.shape[0]
         if sabotage == "raises":
             raise RuntimeError("boom")
+        if sabotage == "stale":  # writes into a buffer of its own, and returns another
+            real(x, weights, biases, cell, out=torch.empty_like(out))
+            return torch.empty_like(out)
         y = real(x, weights, biases, cell, out=out)
         if sabotage == "skip_rows":
             y[m // 2 :] = math.nan
+        elif sabotage == "one_row":
+            y[m - 1] *= 1.1
         elif sabotage == "past_m":
             y.as_strided((m + 1, y.shape[1]), y.stride())[m] = 0.0
         else:
@@ -261,7 +297,7 @@ def test_wrong_candidates_are_caught(tmp_path, monkeypatch, sabotage, verdict, r
 
     monkeypatch.setattr(mod, "_launch", broken)
     m = measure_candidate(SPEC, 64, CFG, str(tmp_path))
-    assert m.verdict == verdict and reason in m.reason and m.us is None
+    assert m.verdict == verdict and reason in m.reason and m.us is None, m
 
 
 @pytest.mark.interpret
@@ -274,17 +310,27 @@ def test_real_measure_in_a_worker_and_parallel_compile(tmp_path):
     m = WorkerMeasure(SPEC, str(tmp_path), limit_s=120)
     try:
         result = m(20, CFG)
-        assert result.ok and result.err < 1e-4, result
+        assert result.ok and result.err < 0.05, result
     finally:
         m.close()
 
 
-def test_device_problem_matches_random_problem_scales():
-    from mlpgen.measure import device_problem
+@pytest.mark.gpu
+def test_a_call_wrong_only_in_a_cuda_graph_is_caught(tmp_path, monkeypatch):
+    from mlpgen.space import heuristic_config
 
-    x, weights, biases = device_problem(MLPSpec((64, 32)), 1000, "cpu", seed=1)
-    assert x.shape == (1000, 64) and weights[0].shape == (32, 64) and biases[0].shape == (32,)
-    assert weights[0].abs().max() <= math.sqrt(3 / 64) and biases[0].abs().max() <= 0.1
-    assert 0.9 < x.float().std() < 1.1
-    x2, _, _ = device_problem(MLPSpec((64, 32)), 1000, "cpu", seed=2)
-    assert not torch.equal(x, x2)
+    spec = MLPSpec((256, 512, 256))
+    cfg = heuristic_config(spec, 64)
+    mod = candidate_module(spec, cfg, tmp_path)
+    real = mod.mlp
+
+    def wrong_in_a_graph(x, w, b=None):
+        y = real(x, w, b)
+        return y * 1.1 if torch.cuda.is_current_stream_capturing() else y
+
+    monkeypatch.setattr(mod, "mlp", wrong_in_a_graph)
+    m = measure_candidate(spec, 64, cfg, str(tmp_path))
+    assert m.verdict == "wrong" and "in a CUDA-graph replay of mlp()" in m.reason, m
+    monkeypatch.setattr(mod, "mlp", real)
+    good = measure_candidate(spec, 64, cfg, str(tmp_path))
+    assert good.ok and good.err <= 1, good

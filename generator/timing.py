@@ -1,0 +1,165 @@
+"""How long a call takes: the one timing method of the tuner and of `mlpgen bench`.
+
+`time_call(call)` returns two numbers, each the median of its samples with their spread:
+
+- host time: per-call time of loops of back-to-back calls, each loop ended by one synchronize,
+  the loop sized to about `loop_s`. What a caller issuing calls back to back waits per call:
+  the host's launch cost or the GPU's work, whichever is longer. A median rather than the least
+  loop: the least hides calls that sometimes take longer (several kernels a call falling behind
+  their host, a lane that is not always taken), and the spread says how far loops differed.
+- GPU time: CUDA events around a burst of BURST back-to-back calls, divided by BURST; before
+  each burst the L2 is flushed (as `triton.testing.do_bench` does) and the GPU is kept busy by a
+  spin that outlasts the host's launch of the burst, so the host's launch cost never shows.
+
+Why this GPU time and not the other two methods mlpgen had: `do_bench` on the call times the
+host wherever a call's launches outlast its L2 flush (eager's call at batch 1: 39 us that way
+against 12 us with the GPU kept busy); replaying a CUDA graph of the calls cannot time what is
+not capturable (a graph's replay, torch.compile's graphs, a lane that refuses capture). Events
+around a spun-up burst time any callable, with no capture; the burst keeps what a graph replay
+measured well (calls back to back, so PDL's overlap of one call with the next counts, and the
+flush and the spin are paid once per BURST calls rather than per call), and it costs no more
+GPU time than the graph replay did, both being bounded by `rep_ms`.
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+LOOP_S, LOOPS = 0.003, 5  # host time: loops of ~3 ms (hundreds of calls at ~10 us each)
+WARMUP_MS, REP_MS = 10, 40  # GPU time: warm-up and measuring budget, as do_bench's
+BURST = 8  # back-to-back calls between the events of one GPU-time sample
+FLUSH_BYTES = 256 << 20  # what triton's do_bench zeroes to flush the L2 (larger than an L2)
+SPIN_US = (20.0, 2000.0)  # the spin before a burst: twice the burst's host time, within these
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Median times per call in µs, and the spread of their samples (interquartile range over
+    the median). gpu_us is None where there is no GPU."""
+
+    host_us: float
+    host_spread: float
+    gpu_us: float | None = None
+    gpu_spread: float | None = None
+
+
+def median_spread(samples: Sequence[float]) -> tuple[float, float]:
+    """(median, interquartile range / median) of the samples."""
+    med = statistics.median(samples)
+    if len(samples) < 2 or med <= 0:
+        return med, 0.0
+    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return med, (q3 - q1) / med
+
+
+def host_samples(
+    call: Callable[[], object],
+    sync: Callable[[], None],
+    loop_s: float = LOOP_S,
+    loops: int = LOOPS,
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[float]:
+    """Per-call seconds of `loops` loops of n back-to-back calls, each ended by one sync. One
+    call warms up, two more size n so that a loop takes about loop_s (at least one call)."""
+    call()
+    sync()
+    t0 = clock()
+    for _ in range(2):
+        call()
+    sync()
+    per = max((clock() - t0) / 2, 1e-9)
+    n = max(1, min(10_000, round(loop_s / per)))
+    samples = []
+    for _ in range(loops):
+        t0 = clock()
+        for _ in range(n):
+            call()
+        sync()
+        samples.append((clock() - t0) / n)
+    return samples
+
+
+@functools.cache
+def spin_cycles_per_us(device_index: int) -> float:
+    """torch.cuda._sleep's cycles per µs on this GPU, measured once."""
+    import torch
+
+    start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+    torch.cuda._sleep(10_000)
+    start.record()
+    torch.cuda._sleep(2_000_000)
+    end.record()
+    end.synchronize()
+    return 2_000_000 / (start.elapsed_time(end) * 1e3)
+
+
+def gpu_samples(
+    call: Callable[[], object],
+    host_us: float,
+    warmup_ms: float = WARMUP_MS,
+    rep_ms: float = REP_MS,
+    burst: int = BURST,
+) -> list[float]:
+    """Per-call µs of bursts of `burst` back-to-back calls between CUDA events, the L2 flushed
+    and the GPU spun for twice the burst's host time before each; as many bursts (at least 5)
+    as fit in rep_ms, after warm-up calls for warmup_ms."""
+    import torch
+
+    flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    spin_us = min(max(2 * burst * host_us, SPIN_US[0]), SPIN_US[1])
+    spin = int(spin_cycles_per_us(torch.cuda.current_device()) * spin_us)
+
+    def timed(start=None, end=None):
+        flush.zero_()
+        torch.cuda._sleep(spin)
+        if start is not None:
+            start.record()
+        for _ in range(burst):
+            call()
+        if end is not None:
+            end.record()
+
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+    events[0].record()
+    for _ in range(3):  # how many bursts fit in rep_ms
+        timed()
+    events[1].record()
+    torch.cuda.synchronize()
+    each_ms = max(events[0].elapsed_time(events[1]) / 3, 1e-3)
+    for _ in range(max(1, int(warmup_ms / each_ms))):
+        timed()
+    n = max(5, int(rep_ms / each_ms))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    for start, end in zip(starts, ends):
+        timed(start, end)
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) * 1e3 / burst for s, e in zip(starts, ends)]
+
+
+def time_call(
+    call: Callable[[], object],
+    gpu: bool,
+    sync: Callable[[], None] | None = None,
+    loop_s: float = LOOP_S,
+    loops: int = LOOPS,
+    warmup_ms: float = WARMUP_MS,
+    rep_ms: float = REP_MS,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Timing:
+    """The host time of `call` and, with `gpu`, its GPU time (see the module's docstring).
+    `sync` waits for the device (torch.cuda.synchronize by default when `gpu`)."""
+    if sync is None:
+        import torch
+
+        sync = torch.cuda.synchronize if gpu else (lambda: None)
+    host, host_spread = median_spread(host_samples(call, sync, loop_s, loops, clock))
+    host_us = host * 1e6
+    if not gpu:
+        return Timing(host_us, host_spread)
+    gpu_us, gpu_spread = median_spread(gpu_samples(call, host_us, warmup_ms, rep_ms))
+    return Timing(host_us, host_spread, gpu_us, gpu_spread)

@@ -1,0 +1,60 @@
+"""The trial log beside a module (<name>.trials.json): every candidate of every bucket with its
+verdict and times, per GPU, as the tuner writes it; `config_text` names a config in it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mlpgen.emit import atomic_write, entry, lock_for
+from mlpgen.space import DOMAINS
+from mlpgen.spec import MLPSpec
+
+
+def trial_log_path(module: Path) -> Path:
+    return Path(module).with_suffix(".trials.json")
+
+
+def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, results: dict) -> Path:
+    """Merge this GPU's trials into <name>.trials.json (other GPUs and buckets kept)."""
+    path = trial_log_path(module)
+    with lock_for(path):
+        log = {}
+        if path.exists():
+            try:
+                log = json.loads(path.read_text())
+            except (OSError, ValueError):
+                log = {}
+        log["spec"] = spec.to_dict()
+        gpus = log.setdefault("gpus", {})
+        gpu = gpus.setdefault(key, {})
+        gpu["provenance"] = provenance
+        table = gpu.setdefault("buckets", {})
+        for b, r in results.items():
+            win = None
+            if r.winner is not None:
+                c, m = r.winner
+                win = entry(c, **m.times()) | {"score": round(m.score, 3)}
+            eager = r.eager.eager_times()["eager_us"] if r.eager else None  # nn.Sequential's
+            table[str(b)] = {
+                "study": r.plan.name,
+                "sampler": r.plan.sampler_name,
+                "candidates": len(r.plan.space.candidates),
+                "dropped": len(r.plan.space.dropped),
+                "dropped_by": r.plan.space.dropped_counts(),
+                "measured": r.measured,
+                "winner": win,
+                "graph_winner": r.graph and entry(r.graph[0], us=r.graph[1].us),
+                "eager_us": None if eager is None else round(eager, 3),
+                "trials": r.trials,
+            }
+        gpu["buckets"] = dict(sorted(table.items(), key=lambda kv: int(kv[0])))
+        atomic_write(path, json.dumps(log, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def config_text(cell: dict) -> str:
+    """A TUNED cell's searched fields, e.g. "rowblock block_m=32 chunk=64 num_warps=8"."""
+    fields = DOMAINS.get(cell["strategy"], {})
+    words = [cell["strategy"]] + [f"{n}={cell[n]}" for n in fields if n in cell]
+    return " ".join(words + (["pdl"] if cell.get("pdl") else []))

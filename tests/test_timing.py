@@ -1,0 +1,77 @@
+"""The one timing method (mlpgen.timing) with fake clocks and calls; its GPU part on a GPU."""
+
+import time
+
+import pytest
+import torch
+
+from mlpgen import timing
+
+
+class FakeClock:
+    """A clock that only the calls advance: each call costs the next of `costs` (µs), cycling."""
+
+    def __init__(self, costs):
+        self.now, self.costs, self.calls = 0.0, costs, 0
+
+    def __call__(self):
+        return self.now
+
+    def call(self):
+        self.now += self.costs[self.calls % len(self.costs)] * 1e-6
+        self.calls += 1
+
+
+def test_host_loops_are_sized_by_time_after_a_warm_up():
+    clock = FakeClock([2.0])
+    samples = timing.host_samples(clock.call, lambda: None, loop_s=1e-4, loops=3, clock=clock)
+    assert samples == pytest.approx([2e-6] * 3)
+    assert clock.calls == 1 + 2 + 3 * 50  # warm-up, sizing, three loops of 100 µs / 2 µs
+
+
+def test_host_loops_take_at_least_one_call():
+    clock = FakeClock([5000.0])  # a call slower than a loop (the interpreter)
+    samples = timing.host_samples(clock.call, lambda: None, loop_s=1e-3, loops=2, clock=clock)
+    assert samples == pytest.approx([5e-3] * 2) and clock.calls == 1 + 2 + 2
+
+
+def test_median_and_spread():
+    assert timing.median_spread([4.0]) == (4.0, 0.0)
+    med, spread = timing.median_spread([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert med == 3.0 and spread == pytest.approx((4.0 - 2.0) / 3.0)
+
+
+def test_time_call_reports_the_median_and_spread_of_its_loops():
+    """Loops of one call each (loop_s=0) after three warm-up calls: 10, 30, 10, 1000 and 10 µs.
+    The median ignores the outlier that a mean would report; the spread shows it."""
+    clock = FakeClock([10.0, 10.0, 10.0, 10.0, 30.0, 10.0, 1000.0, 10.0])
+    t = timing.time_call(clock.call, gpu=False, loop_s=0, loops=5, clock=clock)
+    assert t.host_us == pytest.approx(10.0)
+    assert t.host_spread == pytest.approx((30.0 - 10.0) / 10.0)
+    assert t.gpu_us is None and t.gpu_spread is None
+
+
+@pytest.mark.gpu
+def test_gpu_time_leaves_out_the_hosts_launch():
+    """A call that spends 300 µs on the host before its one small kernel: without the spin, the
+    events around it would time the host. Kept busy over the launch, the GPU times the kernel
+    (a few µs)."""
+    x = torch.zeros(1024, device="cuda")
+
+    def call():
+        until = time.perf_counter() + 300e-6
+        while time.perf_counter() < until:
+            pass
+        x.add_(1)
+
+    t = timing.time_call(call, gpu=True, warmup_ms=5, rep_ms=20)
+    assert t.host_us > 250, t
+    assert t.gpu_us < 50, t
+
+
+@pytest.mark.gpu
+def test_gpu_time_of_back_to_back_calls_is_per_call():
+    a = torch.randn(4096, 4096, device="cuda")
+    one = timing.time_call(lambda: a @ a, gpu=True).gpu_us
+    two = timing.time_call(lambda: (a @ a, a @ a), gpu=True).gpu_us
+    assert 1.7 < two / one < 2.3, (one, two)
