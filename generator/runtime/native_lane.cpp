@@ -1,8 +1,7 @@
 // mlpgen's native lane: a generated module's inference call (checks, output allocation, kernel
-// launch) in one C++ function, the Python lane's kernel-lane call without the interpreter: on
-// the H200's host 7.4 us a call at batch 1 against the Python lane's 11.8 (BENCHMARKS.md, run83).
-// Every generated module carries this source and builds it once per machine (torch's headers,
-// triton's cuda.h); where the build or a check fails, calls take the Python lane as before.
+// launch) in one C++ function, the Python lane's kernel-lane call without the interpreter around
+// triton's C launch. mlpgen.runtime builds it once per machine (torch's headers, triton's
+// cuda.h); where the build or a check fails, calls take the Python lane.
 //
 // A lane launches one kernel (every one-launch strategy) or several steps in turn, each a
 // Triton kernel or a cuBLASLt GEMM with its epilogue (chain: a kernel a layer; layered: kernels,
