@@ -195,9 +195,11 @@ def test_dtype_conversions_are_refused_at_forward(gelu_mod):
     x = torch.randn(3, 20)
     with pytest.raises(TypeError, match="mlpgen --widths 20,33,7 --act gelu --dtype fp16"):
         gelu_mod.FusedMLP().half()(x.half())
-    with pytest.raises(TypeError, match="weights are torch.float64.*fp16, bf16, fp32 modules"):
+    with pytest.raises(
+        TypeError, match="layer 0 weight is torch.float64.*fp16, bf16, fp32 modules"
+    ):
         gelu_mod.FusedMLP().double()(x.double())
-    with pytest.raises(TypeError, match="expected a torch.float32 input.*--dtype bf16"):
+    with pytest.raises(TypeError, match="the input is torch.bfloat16.*--dtype bf16"):
         gelu_mod.FusedMLP()(x.bfloat16())
 
 
@@ -364,7 +366,7 @@ def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tm
     assert mod._Plan(chosen, rows, x, shared_ws=False).ws is None
     y = mod._execute(in_capture, x, weights, biases, private=True)
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
-    assert not mod._SPLIT_WORKSPACES  # neither touched the shared workspace
+    assert not mod._WORKSPACES  # neither touched the shared workspace
     assert main(["show", str(path)]) == 0
     assert f"in a CUDA graph: {graph.kernel_name}  4.10 us GPU" in capsys.readouterr().out
 
@@ -377,7 +379,8 @@ def test_older_gpus_get_the_exact_activation_helpers(load_generated, monkeypatch
     from types import SimpleNamespace
 
     mod, _ = load_generated(MLPSpec((16, 32, 8), act="silu", dtype="fp16"))
-    assert set(mod._PACKED_EXACT) == {"_silu_f16"}
+    swapped = {name for _, helpers in mod._SWAPS for name in helpers}
+    assert swapped == {"_tanh", "_silu_f16", "_pdl_wait", "_pdl_release"}
     # stand-ins for the inline-asm helpers (the interpreter has the exact ones)
     approx, packed = object(), object()
     for (major, minor), tanh, silu in (
@@ -402,7 +405,12 @@ def test_tma_kernels_get_an_allocator_only_where_none_is_set(load_generated):
 
     from triton.runtime import _allocation
 
-    mod, _ = load_generated(MLPSpec((40, 72, 24), act="gelu", dtype="fp16"))
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+
+    tma = KernelConfig("stream_tma", block_m=16, block_n=16, chunk=32)
+    spec = MLPSpec((40, 72, 24), act="gelu", dtype="fp16")
+    mod, _ = load_generated(spec, gpu_key="GPU|sm90|132", table={1: entry(tma)})
     x = torch.zeros(8, 40, dtype=torch.float16)
     weights = [torch.zeros(72, 40, dtype=torch.float16), torch.zeros(24, 72, dtype=torch.float16)]
 

@@ -56,7 +56,10 @@ def test_write_module_merges_gpus_and_refuses_other_specs(tmp_path):
     _, tuned, prov = read_module(path)
     assert set(tuned) == {"default", "GPU A|sm90|132", "GPU B|sm80|108"}
     assert tuned["GPU A|sm90|132"][1]["us"] == 1.0 and prov["GPU B|sm80|108"]["seed"] == 2
-    assert prov["GPU B|sm80|108"]["command"] == "mlpgen --widths 16,16 --act gelu --dtype fp16 --seed 2"
+    assert (
+        prov["GPU B|sm80|108"]["command"]
+        == "mlpgen --widths 16,16 --act gelu --dtype fp16 --seed 2"
+    )
     with pytest.raises(SpecError, match="holds"):
         write_module(path, MLPSpec((16, 8)))
 

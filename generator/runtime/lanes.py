@@ -314,7 +314,10 @@ class ModuleRuntime:
                 y = nat[0](nat[1], x, params, out)
                 if y is not None:
                     return y
-            shape = x.shape
+            try:
+                shape = x.shape
+            except AttributeError:  # not a tensor: the general path says what it expected
+                return None
             if len(shape) != 2:  # leading batch dims: the lane of their product, on a view
                 if len(shape) < 2 or shape[-1] != k0 or not x.is_contiguous():
                     return None

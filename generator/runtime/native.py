@@ -152,11 +152,12 @@ def state_of(rt):
     if module is None:
         return None, None
     if rt.native[1] is None:
-        numels = []  # of w0, [b0,] w1, ...
+        numels, rows = [], []  # of w0, [b0,] w1, ...: the shapes the lane accepts
         for k, n in zip(rt.widths[:-1], rt.widths[1:]):
             numels += [n * k, n] if rt.bias else [n * k]
+            rows += [n, 0] if rt.bias else [n]
         state = module.state(
-            torch.empty(0, dtype=rt.dtype), rt.widths[0], rt.widths[-1], numels,
+            torch.empty(0, dtype=rt.dtype), rt.widths[0], rt.widths[-1], numels, rows,
             rt.ns["_GRAPH_CELLS"],
         )  # fmt: skip
         rt.native[:] = [None, state]
