@@ -120,7 +120,7 @@ def test_large_batch_winners_use_hopper_tensor_cores(bucket):
     mod = load_module(Path(__file__).resolve().parents[1] / "tuned/mlp_256x512x256_gelu_fp16.py")
     spec = MLPSpec.from_dict(mod.SPEC)
     cell = mod.TUNED[H200][bucket]
-    cells = [cell] + [graph_cell(cell)] * ("graph_strategy" in cell)
+    cells = [cell] + [graph_cell(cell)] * ("graph" in cell)
     x, weights, biases = random_problem(spec, 1000, device="cuda")
     for c in cells:
         mod._COMPILED.clear()
@@ -422,7 +422,7 @@ def test_shipped_winners_for_this_gpu_are_correct(path):
     if table is None:
         pytest.skip(f"{path.stem} is not tuned for this GPU")
     for bucket, cell in table.items():
-        for c in [cell] + [graph_cell(cell)] * ("graph_strategy" in cell):
+        for c in [cell] + [graph_cell(cell)] * ("graph" in cell):
             for m in sorted({37, min(bucket, 4099)}):
                 x, w, b = random_problem(spec, m, device="cuda")
                 err = rel_error(mod._launch(x, w, b, c), reference(spec, x, w, b))
