@@ -171,7 +171,7 @@ def test_split_kernel_matches_reference(load_generated, widths, act, out_act, dt
     for _ in range(2):
         errors, mod = run_configs(load_generated, spec, SPLIT, m, with_module=True)
         assert all(err <= TOLERANCE[dtype] for err in errors), errors
-    [(rows, acc, counts)] = mod._SPLIT_WORKSPACES.values()
+    [(rows, (acc, counts))] = mod._WORKSPACES.values()
     assert rows >= m and acc.shape == (rows, widths[-1]) and acc.dtype == torch.float32
     assert not acc.any() and not counts.any()
 
