@@ -92,7 +92,7 @@ def test_persist_kernel_matches_reference(
     for err in errors:
         assert err <= TOLERANCE[dtype]
     if spec.depth > 1:  # one program waits for no one: the barrier counter stays untouched
-        [(rows, hidden, sync)] = mod._WORKSPACES.values()
+        [(rows, (*hidden, sync))] = mod._WORKSPACES.values()
         assert rows >= m and [h.shape[1] for h in hidden] == list(widths[1:-1])
         assert sync.tolist() == [0]
 
@@ -346,24 +346,27 @@ def test_reference_agrees_with_verify_reference(load_generated):
     assert ACTIVATIONS["gelu_tanh"].torch_fn(torch.ones(1)).item() == pytest.approx(0.8412, 1e-3)
 
 
-def test_a_cluster_cell_takes_the_torch_path_where_clusters_cannot_run(load_generated):
-    """The cluster kernel's PTX (thread-block clusters, distributed shared memory) runs on sm_90
-    GPUs only; in the interpreter (and on CPU tensors, older GPUs, a triton without its C
-    launch) a cluster cell's rows take the torch path: right, through FusedMLP and mlp(), and
-    the plan holds no kernel. (tests/test_gpu_kernels.py runs the kernel on the GPU.)"""
+def test_a_cluster_cell_runs_the_default_where_clusters_cannot_run(load_generated):
+    """The cluster kernel's PTX (thread-block clusters, distributed shared memory) and its launch
+    (shared memory past triton's own) need an sm_90 GPU and mlpgen.runtime; in the interpreter
+    (and on CPU tensors, older GPUs, the public launch path) a cluster cell's rows run the
+    heuristic default's cell, or the torch path where that is a cluster cell too: right,
+    through FusedMLP and mlp(). (tests/test_gpu_kernels.py runs the kernel on the GPU.)"""
     spec = MLPSpec((100, 250, 70), act="silu", dtype="fp32")
     cfg = KernelConfig("cluster", block_m=16, chunk=64, block_k=128, num_warps=4)
-    mod, _ = load_generated(spec)
-    mod.TUNED["default"] = {1: entry(cfg)}  # the interpreter runs the default table
-    mod._forget_dispatch()
+    cell = entry(cfg)
+    mod, _ = load_generated(spec, gpu_key=KEY, table={1: cell})  # its kernel is in the module
     x, weights, biases = random_problem(spec, 19, device="cpu")
-    plan = mod._Plan(mod.config_for(19, "default"), 19, x)
-    assert plan.cfg["strategy"] == "cluster" and plan.kernel is None
-    assert plan.torch_path is mod.reference and not mod._clusters_run(x)
-    # this triton packs launch metadata as the cluster launch rewrites it (on the GPU: run)
-    assert mod._cluster_metadata_known()
     want = reference(spec, x, weights, biases)
-    assert rel_error(mod._launch(x, weights, biases, plan.cfg), want) <= TOLERANCE["fp32"]
+    assert mod._RT is None and not mod._RUNNABLE["cluster"](x)
+    plan = mod._Plan(cell, 19, x)
+    assert plan.cfg is mod.pick_cell(mod.TUNED["default"], 19) and plan.strategy != "cluster"
+    assert rel_error(mod._launch(x, weights, biases, cell), want) <= TOLERANCE["fp32"]
+    mod.TUNED["default"] = {1: cell}  # the interpreter runs the default table
+    mod._forget_dispatch()
+    plan = mod._Plan(mod.config_for(19, "default"), 19, x)
+    assert plan.cfg == {"strategy": "torch"} and plan.torch_path is mod.reference
+    assert plan.kernel is None
     params = [p for pair in zip(weights, biases) for p in pair]
     assert rel_error(mod.mlp(x, weights, biases), want) <= TOLERANCE["fp32"]
     fused = mod.FusedMLP()
@@ -384,6 +387,6 @@ def test_persist_grid_counts_each_layers_tiles(load_generated, monkeypatch):
     monkeypatch.setattr(mod, "_INTERPRET", False)  # as on a GPU of 132 SMs
     monkeypatch.setattr(mod, "_sm_count", lambda x: 132)
     x = torch.zeros(1, 256)
-    assert mod._grid(table[1], 256, x) == (4 * 4, 1)  # 4 row blocks x 4 last tiles
-    assert mod._grid(table[2], 256, x) == (4 * 16, 1)  # 16 last tiles of 16 columns
-    assert mod._grid(table[2], 1024, x) == (132, 1)  # 256 tiles: one program per SM
+    assert mod._grid_persist(table[1], 256, x) == (4 * 4, 1)  # 4 row blocks x 4 last tiles
+    assert mod._grid_persist(table[2], 256, x) == (4 * 16, 1)  # 16 last tiles of 16 columns
+    assert mod._grid_persist(table[2], 1024, x) == (132, 1)  # 256 tiles: one program per SM
