@@ -148,9 +148,8 @@ class ModuleRuntime:
         if not self.fast:
             if kernel in clusters:
                 raise RuntimeError("mlpgen: a cluster kernel needs the direct launch, which is off")
-            return self.ns["_run_public"](
-                kernel, grid, args, num_warps, num_stages, caller, pdl=pdl
-            )
+            public = self.ns["_run_public"]
+            return public(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
         if device is None:
             device = args[0].get_device()
         if device != torch.cuda.current_device():  # triton launches on the current device
