@@ -677,3 +677,28 @@ def random_inputs():
     from mlpgen.verify import random_problem
 
     return random_problem(SPEC, M)
+
+
+@pytest.mark.interpret
+def test_the_runtime_hands_launches_to_the_public_api_once_its_direct_launch_is_off(
+    load_generated, monkeypatch
+):
+    """A compiled kernel without what the direct launch uses switches it off for good; launches
+    then go through the module's public launch (here: the interpreter's kernels), still right."""
+    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+    mod, _ = load_generated(SPEC)
+    rt = attach(mod, monkeypatch)
+    monkeypatch.setattr(mod, "_run", rt.run)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: -1)  # a CPU tensor's device
+    public = []
+    real = mod._run_public
+    monkeypatch.setattr(mod, "_run_public", lambda *a: public.append(a[6:]) or real(*a))
+    x, weights, biases = random_problem(SPEC, M)
+    x = x.contiguous()
+    plan = mod._Plan(mod.config_for(M, "default"), M, x)
+    rt.run(plan.kernel, plan.grid, [x, x.new_empty(M, 7), *mod._join(weights, biases), M], 4, 1, 6)
+    assert not rt.fast and public == []  # the interpreter's launch returns no compiled kernel
+    y = mod.mlp(x, weights, biases)
+    assert public == [(None, False)]  # device and PDL passed on
+    assert rel_error(y, reference(SPEC, x, weights, biases)) <= TOLERANCE["fp32"]
