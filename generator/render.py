@@ -171,6 +171,7 @@ def render_module(
     kernels = {c.kernel_name: c for c in configs if c.has_kernel}
     kernel_sources = [render_kernel(spec, kernels[k]).strip("\n") for k in sorted(kernels)]
     strategies = {c.strategy for c in kernels.values()}
+    used = {c.strategy for c in configs}
     return (
         environment()
         .get_template("module.py.j2")
@@ -186,7 +187,7 @@ def render_module(
                 {LAUNCH_TEMPLATES[s] for s in strategies if s in LAUNCH_TEMPLATES}
             ),
             rule_sources=[inspect.getsource(f).strip("\n") for f in dispatch.RENDERED],
-            epilogue_gelu=epilogue_gelu(spec),
+            epilogue_gelu=epilogue_gelu(spec) if "epilogue" in used else None,
             kernel_names=sorted(n for c in kernels.values() for n in kernel_names(spec, c)),
             torch_dtype=TORCH_DTYPES[spec.dtype],
             act_src=ACTIVATIONS[spec.act].torch_src,

@@ -314,7 +314,7 @@ def test_parametrized_weights_and_functional_call(gelu_mod):
 def test_epilogue_path_is_dispatched_and_matches_the_reference(load_generated, act):
     """A bucket won by the cuBLASLt-epilogue strategy runs the module's `epilogue` (on the CPU
     torch's fallback computes the same layers); gelu (erf) has no exact epilogue, so its
-    modules have none."""
+    modules have none, and neither has a module whose table has no epilogue cell."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
     from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
@@ -331,6 +331,8 @@ def test_epilogue_path_is_dispatched_and_matches_the_reference(load_generated, a
     assert calls and rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
     gelu, _ = load_generated(MLPSpec((24, 40, 9), act="gelu"))
     assert set(gelu._TORCH_PATHS) == {"torch"} and not hasattr(gelu, "epilogue")
+    unused, _ = load_generated(MLPSpec((24, 40, 9), act=act, dtype="fp32"))  # no epilogue cell
+    assert set(unused._TORCH_PATHS) == {"torch"} and not hasattr(unused, "epilogue")
 
 
 def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tmp_path, capsys):

@@ -272,16 +272,7 @@ def reference(x, weights, biases=None):
     return h
 
 
-def epilogue(x, weights, biases):
-    """The unfused path with each hidden layer's bias and relu fused into cuBLASLt's
-    GEMM epilogue (the "epilogue" strategy), for a 2-D x."""
-    h = x
-    for w, b in zip(weights[:-1], biases[:-1]):
-        h = torch._addmm_activation(b, h, w.t(), use_gelu=False)
-    return _out_act(torch.nn.functional.linear(h, weights[-1], biases[-1]))
-
-
-_TORCH_PATHS = {"torch": reference, "epilogue": epilogue}  # strategies without a kernel
+_TORCH_PATHS = {"torch": reference}  # strategies without a kernel
 
 # -- picking and launching ----------------------------------------------------------------------
 # rules shared with mlpgen (mlpgen.dispatch), copied here verbatim
