@@ -44,6 +44,7 @@ class Gpu:
     train: list[dict] = field(default_factory=list)
     tune: list[dict] = field(default_factory=list)
     search: list[dict] = field(default_factory=list)
+    compare: list[dict] = field(default_factory=list)
 
 
 def load(results: Path = RESULTS) -> list[Gpu]:
@@ -55,6 +56,7 @@ def load(results: Path = RESULTS) -> list[Gpu]:
             ("train", folder / "train"),
             ("tune", folder / "tune"),
             ("search", folder / "search"),
+            ("compare", folder / "compare"),
         ):
             for path in sorted(where.glob("*.json")):
                 data = json.loads(path.read_text())
@@ -217,33 +219,21 @@ def method(gpus: list[Gpu]) -> list[str]:
 
 def tune_table(runs: list[dict]) -> list[str]:
     """Tune times from `mlpgen ... --json` summaries."""
-    header = ["module", "buckets", "measured", "compile s", "total s"]
+    header = ["module", "buckets", "measured", "compile s", "search s", "total s"]
     rows, commands = [], []
     for d in runs:
-        t = d.get("tuned") or {}
         rows.append(
             [
-                f"`{d['name']}`",
-                str(len(t.get("buckets", {}))),
-                str(t.get("measured", "-")),
-                fmt_us(t.get("compile_seconds")),
-                fmt_us(t.get("total_seconds", t.get("seconds"))),
+                f"`{Path(d['module']).stem}`",
+                str(len(d.get("buckets", {}))),
+                str(d.get("measured", "-")),
+                fmt_us(d.get("compile_seconds")),
+                fmt_us(d.get("seconds")),
+                fmt_us(d.get("total_seconds")),
             ]
         )
-        commands.append(f"- `{tune_command(d)}`")
+        commands.append(f"- `{d['command']} > {d['_file']}`")
     return [grid(header, rows, markdown=True), "", *commands]
-
-
-def tune_command(d: dict) -> str:
-    if d.get("command"):
-        return f"{d['command']} > {d['_file']}"
-    s = d["spec"]
-    cmd = f"mlpgen --widths {','.join(map(str, s['widths']))} --act {s['act']} --dtype {s['dtype']}"
-    if s.get("out_act", "none") != "none":
-        cmd += f" --out-act {s['out_act']}"
-    if not s.get("bias", True):
-        cmd += " --no-bias"
-    return f"{cmd} --json > {d['_file']}"
 
 
 def search_section(table: dict) -> list[str]:
@@ -297,6 +287,10 @@ def benchmarks_md(gpus: list[Gpu]) -> str:
         # cold tune times, rendered once their results exist
         if gpu.tune:
             out += ["", f"## Tune times: {name}", "", *tune_table(gpu.tune)]
+        if gpu.compare:
+            out += ["", f"## Module layouts compared: {name}"]
+            for table in gpu.compare:
+                out += [""] + search_section(table)
         # search quality (held-out replay, sampler ablation), once their tables exist
         if gpu.search:
             out += ["", f"## Search quality: {name}"]

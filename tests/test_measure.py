@@ -334,3 +334,12 @@ def test_a_call_wrong_only_in_a_cuda_graph_is_caught(tmp_path, monkeypatch):
     monkeypatch.setattr(mod, "mlp", real)
     good = measure_candidate(spec, 64, cfg, str(tmp_path))
     assert good.ok and good.err <= 1, good
+
+
+def test_kernel_free_candidates_each_get_a_module_with_their_path(tmp_path):
+    """The torch path and the cuBLASLt epilogue both have no kernel source: the epilogue's
+    candidate must not reuse the torch candidate's module, which carries no epilogue path."""
+    spec = MLPSpec((64, 128, 32), act="gelu_tanh", dtype="bf16")
+    for strategy in ("torch", "epilogue"):
+        got = measure_candidate(spec, 16, KernelConfig(strategy=strategy), str(tmp_path))
+        assert got.verdict == "ok", (strategy, got.reason)

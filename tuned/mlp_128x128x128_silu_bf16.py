@@ -43,12 +43,15 @@ BIAS = True
 # the heuristic for GPUs without an entry.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 59.038, "eager_us": 7.101, "host_us": 5.468, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 1.776},
-        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 39.347, "eager_us": 7.283, "host_us": 5.817, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 2.01},
-        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 39.126, "eager_us": 7.514, "graph": {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "strategy": "cluster", "us": 2.954}, "host_us": 5.587, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 2.51},
-        1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 39.902, "eager_us": 8.186, "host_us": 8.388, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.073},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 43.245, "eager_us": 13.318, "host_us": 9.984, "kernel": "_k_stream_m64_n64_c64", "num_stages": 2, "num_warps": 4, "strategy": "stream", "us": 6.485},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 171.819, "kernel": "_k_stream_m64_n32_c64", "num_stages": 3, "num_warps": 4, "strategy": "stream", "us": 69.973},
+        1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 41.487, "eager_us": 9.532, "host_us": 5.449, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "us": 2.436},
+        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 60.685, "eager_us": 9.644, "host_us": 5.845, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "us": 2.672},
+        64: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 65.539, "eager_us": 9.932, "host_us": 5.276, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "us": 3.064},
+        256: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 63.506, "eager_us": 10.232, "host_us": 5.732, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.108},
+        1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 40.687, "eager_us": 10.81, "host_us": 5.815, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.256},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 53.55, "eager_us": 11.85, "graph": {"block_k": 64, "block_m": 32, "block_n": 32, "chunk": 128, "kernel": "_k_rowblock_m32_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 5.144}, "host_us": 5.371, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 4.396},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 39.94, "eager_us": 16.328, "host_us": 5.827, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 6.276},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_us": 51.98, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 4, "pdl": True, "strategy": "stream", "us": 17.862},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 175.012, "kernel": "_k_stream_m64_n32_c64", "num_stages": 2, "num_warps": 4, "strategy": "stream", "us": 70.048},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
@@ -65,7 +68,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 1024], "command": "mlpgen --widths 128,128,128 --act silu --dtype bf16 --batches 1,16,64,1024 --trials 40 --seed 0 --workers 1", "compile_seconds": 20.9, "cuda": "13.0", "date": "2026-12-01T23:30:24", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 160, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 30.1, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 128,128,128 --act silu --dtype bf16 --batches 1,16,64,1024 --trials 40 --seed 0 --workers 1", "compile_seconds": 19.0, "cuda": "13.0", "date": "2026-12-02T18:18:07", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": 120.0, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 56.0, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
@@ -433,6 +436,80 @@ def _k_rowblock_m16_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
 
 
 @triton.jit(do_not_specialize=["M"])
+def _k_rowblock_m32_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # rowblock: BLOCK_M=32, chunk=128, weights prefetched
+    _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
+    rows = tl.program_id(0).to(tl.int64) * 32 + tl.arange(0, 32)
+    row_ok = rows[:, None] < M
+    cols = 0 + tl.arange(0, 128)
+    h0_0 = tl.load(
+        x_ptr + rows[:, None] * 128 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    w0_0_0 = tl.load(
+        w0_ptr + (0 + tl.arange(0, 128))[:, None] * 128 + (0 + tl.arange(0, 128))[None, :],
+    )
+    b0_0 = tl.load(b0_ptr + 0 + tl.arange(0, 128)).to(tl.float32)
+    w1_0_0 = tl.load(
+        w1_ptr + (0 + tl.arange(0, 128))[:, None] * 128 + (0 + tl.arange(0, 128))[None, :],
+    )
+    b1_0 = tl.load(b1_ptr + 0 + tl.arange(0, 128)).to(tl.float32)
+    # layer 0: 128 -> 128, silu
+    n_idx = 0 + tl.arange(0, 128)
+    acc = tl.zeros((32, 128), dtype=tl.float32)
+    acc = tl.dot(h0_0, tl.trans(w0_0_0), acc)
+    acc += b0_0[None, :]
+    h1_0 = (acc * (0.5 + 0.5 * _tanh(0.5 * acc))).to(tl.bfloat16)
+    # layer 1: 128 -> 128, none
+    n_idx = 0 + tl.arange(0, 128)
+    acc = tl.zeros((32, 128), dtype=tl.float32)
+    acc = tl.dot(h1_0, tl.trans(w1_0_0), acc)
+    acc += b1_0[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 128 + n_idx[None, :],
+        acc.to(tl.bfloat16),
+        mask=row_ok,
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
+def _k_rowblock_m64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # rowblock: BLOCK_M=64, chunk=128
+    _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
+    rows = tl.program_id(0).to(tl.int64) * 64 + tl.arange(0, 64)
+    row_ok = rows[:, None] < M
+    cols = 0 + tl.arange(0, 128)
+    h0_0 = tl.load(
+        x_ptr + rows[:, None] * 128 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    # layer 0: 128 -> 128, silu
+    n_idx = 0 + tl.arange(0, 128)
+    acc = tl.zeros((64, 128), dtype=tl.float32)
+    w = tl.load(
+        w0_ptr + (0 + tl.arange(0, 128))[:, None] * 128 + (0 + tl.arange(0, 128))[None, :],
+    )
+    acc = tl.dot(h0_0, tl.trans(w), acc)
+    acc += tl.load(b0_ptr + 0 + tl.arange(0, 128)).to(tl.float32)[None, :]
+    h1_0 = (acc * (0.5 + 0.5 * _tanh(0.5 * acc))).to(tl.bfloat16)
+    # layer 1: 128 -> 128, none
+    n_idx = 0 + tl.arange(0, 128)
+    acc = tl.zeros((64, 128), dtype=tl.float32)
+    w = tl.load(
+        w1_ptr + (0 + tl.arange(0, 128))[:, None] * 128 + (0 + tl.arange(0, 128))[None, :],
+    )
+    acc = tl.dot(h1_0, tl.trans(w), acc)
+    acc += tl.load(b1_ptr + 0 + tl.arange(0, 128)).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 128 + n_idx[None, :],
+        acc.to(tl.bfloat16),
+        mask=row_ok,
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
 def _k_rowblock_m64_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     # rowblock: BLOCK_M=64, chunk=64, weights prefetched
     _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
@@ -515,6 +592,71 @@ def _k_rowblock_m64_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
 
 
 @triton.jit(do_not_specialize=["M"])
+def _k_stream_m128_n32_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # stream: BLOCK_M=128, BLOCK_N=32, chunk=64
+    _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
+    rows = tl.program_id(0).to(tl.int64) * 128 + tl.arange(0, 128)
+    row_ok = rows[:, None] < M
+    cols = 0 + tl.arange(0, 64)
+    x_0 = tl.load(
+        x_ptr + rows[:, None] * 128 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    cols = 64 + tl.arange(0, 64)
+    x_1 = tl.load(
+        x_ptr + rows[:, None] * 128 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    acc_0 = tl.zeros((128, 64), dtype=tl.float32)
+    acc_1 = tl.zeros((128, 64), dtype=tl.float32)
+    for j in range(0, 128, 32):
+        hid = j + tl.arange(0, 32)
+        # hidden columns hid: 128 -> 128, silu
+        s = tl.zeros((128, 32), dtype=tl.float32)
+        k_idx = 0 + tl.arange(0, 64)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 128 + k_idx[None, :],
+        )
+        s = tl.dot(x_0, tl.trans(w), s)
+        k_idx = 64 + tl.arange(0, 64)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 128 + k_idx[None, :],
+        )
+        s = tl.dot(x_1, tl.trans(w), s)
+        s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
+        h = (s * (0.5 + 0.5 * _tanh(0.5 * s))).to(tl.bfloat16)
+        # 128 -> 128: this slice's share of every output chunk
+        n_idx = 0 + tl.arange(0, 64)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 128 + hid[None, :],
+        )
+        acc_0 = tl.dot(h, tl.trans(w), acc_0)
+        n_idx = 64 + tl.arange(0, 64)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 128 + hid[None, :],
+        )
+        acc_1 = tl.dot(h, tl.trans(w), acc_1)
+    n_idx = 0 + tl.arange(0, 64)
+    acc = acc_0
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 128 + n_idx[None, :],
+        acc.to(tl.bfloat16),
+        mask=row_ok,
+    )
+    n_idx = 64 + tl.arange(0, 64)
+    acc = acc_1
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 128 + n_idx[None, :],
+        acc.to(tl.bfloat16),
+        mask=row_ok,
+    )
+
+
+@triton.jit(do_not_specialize=["M"])
 def _k_stream_m64_n32_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     # stream: BLOCK_M=64, BLOCK_N=32, chunk=64
     _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
@@ -579,78 +721,15 @@ def _k_stream_m64_n32_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     )
 
 
-@triton.jit(do_not_specialize=["M"])
-def _k_stream_m64_n64_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # stream: BLOCK_M=64, BLOCK_N=64, chunk=64
-    _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
-    rows = tl.program_id(0).to(tl.int64) * 64 + tl.arange(0, 64)
-    row_ok = rows[:, None] < M
-    cols = 0 + tl.arange(0, 64)
-    x_0 = tl.load(
-        x_ptr + rows[:, None] * 128 + cols[None, :],
-        mask=row_ok,
-        other=0.0,
-    )
-    cols = 64 + tl.arange(0, 64)
-    x_1 = tl.load(
-        x_ptr + rows[:, None] * 128 + cols[None, :],
-        mask=row_ok,
-        other=0.0,
-    )
-    acc_0 = tl.zeros((64, 64), dtype=tl.float32)
-    acc_1 = tl.zeros((64, 64), dtype=tl.float32)
-    for j in range(0, 128, 64):
-        hid = j + tl.arange(0, 64)
-        # hidden columns hid: 128 -> 128, silu
-        s = tl.zeros((64, 64), dtype=tl.float32)
-        k_idx = 0 + tl.arange(0, 64)
-        w = tl.load(
-            w0_ptr + hid[:, None] * 128 + k_idx[None, :],
-        )
-        s = tl.dot(x_0, tl.trans(w), s)
-        k_idx = 64 + tl.arange(0, 64)
-        w = tl.load(
-            w0_ptr + hid[:, None] * 128 + k_idx[None, :],
-        )
-        s = tl.dot(x_1, tl.trans(w), s)
-        s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
-        h = (s * (0.5 + 0.5 * _tanh(0.5 * s))).to(tl.bfloat16)
-        # 128 -> 128: this slice's share of every output chunk
-        n_idx = 0 + tl.arange(0, 64)
-        w = tl.load(
-            w1_ptr + n_idx[:, None] * 128 + hid[None, :],
-        )
-        acc_0 = tl.dot(h, tl.trans(w), acc_0)
-        n_idx = 64 + tl.arange(0, 64)
-        w = tl.load(
-            w1_ptr + n_idx[:, None] * 128 + hid[None, :],
-        )
-        acc_1 = tl.dot(h, tl.trans(w), acc_1)
-    n_idx = 0 + tl.arange(0, 64)
-    acc = acc_0
-    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 128 + n_idx[None, :],
-        acc.to(tl.bfloat16),
-        mask=row_ok,
-    )
-    n_idx = 64 + tl.arange(0, 64)
-    acc = acc_1
-    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 128 + n_idx[None, :],
-        acc.to(tl.bfloat16),
-        mask=row_ok,
-    )
-
-
 KERNELS = {
     "_k_cluster_m1_c32_k128": _k_cluster_m1_c32_k128,
     "_k_rowblock_m16_c128": _k_rowblock_m16_c128,
     "_k_rowblock_m16_c64": _k_rowblock_m16_c64,
+    "_k_rowblock_m32_c128": _k_rowblock_m32_c128,
+    "_k_rowblock_m64_c128": _k_rowblock_m64_c128,
     "_k_rowblock_m64_c64": _k_rowblock_m64_c64,
+    "_k_stream_m128_n32_c64": _k_stream_m128_n32_c64,
     "_k_stream_m64_n32_c64": _k_stream_m64_n32_c64,
-    "_k_stream_m64_n64_c64": _k_stream_m64_n64_c64,
 }
 
 # -- the torch path -----------------------------------------------------------------------------

@@ -43,15 +43,15 @@ BIAS = True
 # the heuristic for GPUs without an entry.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 78.468, "eager_us": 8.22, "host_us": 9.32, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 2.474},
-        16: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 77.654, "eager_us": 8.026, "graph": {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 64, "kernel": "_k_cluster_m1_c64_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 3.994}, "host_us": 9.559, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 3.739},
-        64: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 78.341, "eager_us": 8.186, "host_us": 9.611, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 3.88},
-        256: {"block_k": 64, "block_m": 32, "block_n": 32, "chunk": 64, "eager_host_us": 65.81, "eager_us": 8.776, "graph": {"block_k": 128, "block_m": 64, "block_n": 16, "chunk": 64, "kernel": "_k_chain_m64_n16_k128", "num_stages": 3, "num_warps": 4, "strategy": "chain", "us": 5.203}, "host_us": 9.232, "kernel": "_k_persist_m32_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 4.803},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 64.316, "eager_us": 9.847, "host_us": 9.217, "kernel": "_k_persist_m64_n64_last32_k64", "last_block_n": 32, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 5.867},
-        4096: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 45.484, "eager_us": 14.477, "graph": {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "kernel": "_k_chain_m64_n128_k64", "num_stages": 3, "num_warps": 4, "strategy": "chain", "us": 10.522}, "host_us": 11.146, "kernel": "_k_persist_m64_n128_k64", "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 10.984},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 46.524, "eager_us": 34.813, "host_us": 23.565, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "us": 22.94},
-        65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 120.131, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "us": 85.166},
-        262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 456.932, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "us": 320.545},
+        1: {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 35.815, "eager_us": 10.758, "host_us": 5.974, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 3.152},
+        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 38.801, "eager_us": 10.44, "host_us": 8.767, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 4.504},
+        64: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 50.164, "eager_us": 10.82, "host_us": 8.879, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 4.608},
+        256: {"block_k": 64, "block_m": 32, "block_n": 32, "chunk": 64, "eager_host_us": 38.858, "eager_us": 11.368, "host_us": 5.898, "kernel": "_k_persist_m32_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 5.488},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 41.15, "eager_us": 12.436, "host_us": 8.229, "kernel": "_k_persist_m64_n64_last32_k64", "last_block_n": 32, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 6.554},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 39.774, "eager_us": 17.342, "host_us": 10.964, "kernel": "_k_persist_m64_n128_k64", "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 11.694},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 39.257, "eager_us": 39.934, "host_us": 22.637, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "pdl": True, "strategy": "stream", "us": 23.35},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 123.056, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "us": 87.584},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 424.616, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "us": 322.472},
     },
     "default": {
         1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split"},
@@ -68,7 +68,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [256, 1024, 4096], "command": "mlpgen --widths 256,512,256 --act gelu --dtype fp16 --batches 256,1024,4096 --trials 32 --seed 0 --timeout 110.0 --workers 1", "compile_seconds": 37.8, "cuda": "13.0", "date": "2026-12-02T09:22:39", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 96, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 110.0, "torch": "2.11.0+cu130", "trials": 32, "triton": "3.6.0", "tuning_seconds": 30.7, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 256,512,256 --act gelu --dtype fp16 --batches 256,1024,4096 --trials 32 --seed 0 --timeout 110.0 --workers 1", "compile_seconds": 27.2, "cuda": "13.0", "date": "2026-12-02T18:15:12", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 70.6, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
@@ -353,138 +353,6 @@ _CLUSTER_LAUNCH = {}  # a cluster kernel -> (CTAs a cluster, receive buffer byte
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_chain_m64_n128_k64_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # chain layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=128, BLOCK_K=64
-    _pdl_wait()  # the previous kernel (layer, or the last call's) has finished: x is its output
-    _pdl_release()  # only now may the next kernel launch
-    pid = tl.program_id(0)
-    m_tiles = tl.cdiv(M, 64)
-    group = pid // 32
-    first = group * 8
-    rows_in_group = tl.minimum(m_tiles - first, 8)
-    local = pid % 32
-    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
-    cols = (local // rows_in_group) * 128 + tl.arange(0, 128)
-    acc = tl.zeros((64, 128), dtype=tl.float32)
-    for k0 in range(0, 256, 64):
-        ks = k0 + tl.arange(0, 64)
-        a = tl.load(
-            x_ptr + rows[:, None] * 256 + ks[None, :],
-            mask=(rows[:, None] < M),
-            other=0.0,
-        )
-        w = tl.load(
-            w_ptr + cols[:, None] * 256 + ks[None, :],
-        )
-        acc = tl.dot(a, tl.trans(w), acc)
-    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 512 + cols[None, :],
-        _gelu_f16(acc),
-        mask=(rows[:, None] < M),
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_chain_m64_n128_k64_l1(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # chain layer 1: 512 -> 256, none; BLOCK_M=64, BLOCK_N=128, BLOCK_K=64
-    _pdl_wait()  # the previous kernel (layer, or the last call's) has finished: x is its output
-    _pdl_release()  # only now may the next kernel launch
-    pid = tl.program_id(0)
-    m_tiles = tl.cdiv(M, 64)
-    group = pid // 16
-    first = group * 8
-    rows_in_group = tl.minimum(m_tiles - first, 8)
-    local = pid % 16
-    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
-    cols = (local // rows_in_group) * 128 + tl.arange(0, 128)
-    acc = tl.zeros((64, 128), dtype=tl.float32)
-    for k0 in range(0, 512, 64):
-        ks = k0 + tl.arange(0, 64)
-        a = tl.load(
-            x_ptr + rows[:, None] * 512 + ks[None, :],
-            mask=(rows[:, None] < M),
-            other=0.0,
-        )
-        w = tl.load(
-            w_ptr + cols[:, None] * 512 + ks[None, :],
-        )
-        acc = tl.dot(a, tl.trans(w), acc)
-    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + cols[None, :],
-        acc.to(tl.float16),
-        mask=(rows[:, None] < M),
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_chain_m64_n16_k128_l0(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # chain layer 0: 256 -> 512, gelu; BLOCK_M=64, BLOCK_N=16, BLOCK_K=128
-    _pdl_wait()  # the previous kernel (layer, or the last call's) has finished: x is its output
-    _pdl_release()  # only now may the next kernel launch
-    pid = tl.program_id(0)
-    m_tiles = tl.cdiv(M, 64)
-    group = pid // 256
-    first = group * 8
-    rows_in_group = tl.minimum(m_tiles - first, 8)
-    local = pid % 256
-    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
-    cols = (local // rows_in_group) * 16 + tl.arange(0, 16)
-    acc = tl.zeros((64, 16), dtype=tl.float32)
-    for k0 in range(0, 256, 128):
-        ks = k0 + tl.arange(0, 128)
-        a = tl.load(
-            x_ptr + rows[:, None] * 256 + ks[None, :],
-            mask=(rows[:, None] < M),
-            other=0.0,
-        )
-        w = tl.load(
-            w_ptr + cols[:, None] * 256 + ks[None, :],
-        )
-        acc = tl.dot(a, tl.trans(w), acc)
-    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 512 + cols[None, :],
-        _gelu_f16(acc),
-        mask=(rows[:, None] < M),
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_chain_m64_n16_k128_l1(x_ptr, y_ptr, w_ptr, b_ptr, M):
-    # chain layer 1: 512 -> 256, none; BLOCK_M=64, BLOCK_N=16, BLOCK_K=128
-    _pdl_wait()  # the previous kernel (layer, or the last call's) has finished: x is its output
-    _pdl_release()  # only now may the next kernel launch
-    pid = tl.program_id(0)
-    m_tiles = tl.cdiv(M, 64)
-    group = pid // 128
-    first = group * 8
-    rows_in_group = tl.minimum(m_tiles - first, 8)
-    local = pid % 128
-    rows = ((first + local % rows_in_group) * 64 + tl.arange(0, 64)).to(tl.int64)
-    cols = (local // rows_in_group) * 16 + tl.arange(0, 16)
-    acc = tl.zeros((64, 16), dtype=tl.float32)
-    for k0 in range(0, 512, 128):
-        ks = k0 + tl.arange(0, 128)
-        a = tl.load(
-            x_ptr + rows[:, None] * 512 + ks[None, :],
-            mask=(rows[:, None] < M),
-            other=0.0,
-        )
-        w = tl.load(
-            w_ptr + cols[:, None] * 512 + ks[None, :],
-        )
-        acc = tl.dot(a, tl.trans(w), acc)
-    acc += tl.load(b_ptr + cols).to(tl.float32)[None, :]
-    tl.store(
-        y_ptr + rows[:, None] * 256 + cols[None, :],
-        acc.to(tl.float16),
-        mask=(rows[:, None] < M),
-    )
-
-
-@triton.jit(do_not_specialize=["M"])
 def _k_cluster_m16_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     # cluster: BLOCK_M=16, chunk=32, BLOCK_K=128, 16 CTAs a cluster, 16 output columns each
     _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
@@ -546,6 +414,58 @@ _CLUSTER_LAUNCH[_k_cluster_m16_c32_k128] = (16, 16384)
 
 
 @triton.jit(do_not_specialize=["M"])
+def _k_cluster_m1_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # cluster: 1 row(s) a cluster on the CUDA cores, chunk=32, BLOCK_K=128, 16 CTAs a cluster, 16 output columns each
+    _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
+    base = _cluster_buffer(1024)
+    pid = tl.program_id(0)
+    rank = pid % 16
+    row0 = (pid // 16).to(tl.int64) * 1
+    _cluster_arrive()
+    hid = rank * 32 + tl.arange(0, 32)
+    ns = tl.arange(0, 256)
+    # everything this CTA reads, in flight together: x rows, the first layer's k tiles, the second's
+    ks0 = 0 + tl.arange(0, 128)
+    a0_0 = tl.load(x_ptr + (row0 + 0) * 256 + ks0, mask=(row0 + 0 < M), other=0.0)
+    ks1 = 128 + tl.arange(0, 128)
+    a0_1 = tl.load(x_ptr + (row0 + 0) * 256 + ks1, mask=(row0 + 0 < M), other=0.0)
+    w0_0 = tl.load(
+        w0_ptr + hid[:, None] * 256 + ks0[None, :],
+    )
+    w0_1 = tl.load(
+        w0_ptr + hid[:, None] * 256 + ks1[None, :],
+    )
+    w1 = tl.load(
+        w1_ptr + ns[:, None] * 512 + hid[None, :],
+    )
+    cols = rank * 16 + tl.arange(0, 16)
+    bias0 = tl.load(b0_ptr + hid).to(tl.float32)
+    bias1 = tl.load(b1_ptr + cols, mask=cols < 256, other=0.0).to(tl.float32)
+    # row 0: 256 -> 512 (gelu) for hidden columns hid, then their share of every output
+    s = bias0
+    s += tl.sum(w0_0.to(tl.float32) * a0_0.to(tl.float32)[None, :], axis=1)
+    s += tl.sum(w0_1.to(tl.float32) * a0_1.to(tl.float32)[None, :], axis=1)
+    h = _gelu_f16(s)
+    part0 = tl.sum(w1.to(tl.float32) * h.to(tl.float32)[None, :], axis=1)
+    # every CTA of the cluster runs: store each partial into its column owner's slot (rank, row)
+    dep = _cluster_wait()
+    owner = ns // 16
+    ok = ((row0 + 0 < M) & (ns < 256)).to(tl.int32)
+    _cluster_store1((rank * 1 + 0) * 16 + ns % 16 + dep, base, owner, ok, part0)
+    # every CTA's stores are visible: sum this CTA's columns over the slots (a fixed order)
+    dep = _cluster_sync()
+    ranks = tl.arange(0, 16)
+    mine = tl.arange(0, 16)
+    out = tl.sum(_cluster_load((ranks[:, None] * 1 + 0) * 16 + mine[None, :] + dep, base), axis=0)
+    out += bias1
+    out = out.to(tl.float16)
+    tl.store(y_ptr + (row0 + 0) * 256 + cols, out, mask=(row0 + 0 < M) & (cols < 256))
+
+
+_CLUSTER_LAUNCH[_k_cluster_m1_c32_k128] = (16, 1024)
+
+
+@triton.jit(do_not_specialize=["M"])
 def _k_cluster_m1_c32_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     # cluster: 1 row(s) a cluster on the CUDA cores, chunk=32, BLOCK_K=256, 16 CTAs a cluster, 16 output columns each
     _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
@@ -589,58 +509,6 @@ def _k_cluster_m1_c32_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
 
 
 _CLUSTER_LAUNCH[_k_cluster_m1_c32_k256] = (16, 1024)
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_cluster_m1_c64_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # cluster: 1 row(s) a cluster on the CUDA cores, chunk=64, BLOCK_K=128, 8 CTAs a cluster, 32 output columns each
-    _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
-    base = _cluster_buffer(1024)
-    pid = tl.program_id(0)
-    rank = pid % 8
-    row0 = (pid // 8).to(tl.int64) * 1
-    _cluster_arrive()
-    hid = rank * 64 + tl.arange(0, 64)
-    ns = tl.arange(0, 256)
-    # everything this CTA reads, in flight together: x rows, the first layer's k tiles, the second's
-    ks0 = 0 + tl.arange(0, 128)
-    a0_0 = tl.load(x_ptr + (row0 + 0) * 256 + ks0, mask=(row0 + 0 < M), other=0.0)
-    ks1 = 128 + tl.arange(0, 128)
-    a0_1 = tl.load(x_ptr + (row0 + 0) * 256 + ks1, mask=(row0 + 0 < M), other=0.0)
-    w0_0 = tl.load(
-        w0_ptr + hid[:, None] * 256 + ks0[None, :],
-    )
-    w0_1 = tl.load(
-        w0_ptr + hid[:, None] * 256 + ks1[None, :],
-    )
-    w1 = tl.load(
-        w1_ptr + ns[:, None] * 512 + hid[None, :],
-    )
-    cols = rank * 32 + tl.arange(0, 32)
-    bias0 = tl.load(b0_ptr + hid).to(tl.float32)
-    bias1 = tl.load(b1_ptr + cols, mask=cols < 256, other=0.0).to(tl.float32)
-    # row 0: 256 -> 512 (gelu) for hidden columns hid, then their share of every output
-    s = bias0
-    s += tl.sum(w0_0.to(tl.float32) * a0_0.to(tl.float32)[None, :], axis=1)
-    s += tl.sum(w0_1.to(tl.float32) * a0_1.to(tl.float32)[None, :], axis=1)
-    h = _gelu_f16(s)
-    part0 = tl.sum(w1.to(tl.float32) * h.to(tl.float32)[None, :], axis=1)
-    # every CTA of the cluster runs: store each partial into its column owner's slot (rank, row)
-    dep = _cluster_wait()
-    owner = ns // 32
-    ok = ((row0 + 0 < M) & (ns < 256)).to(tl.int32)
-    _cluster_store1((rank * 1 + 0) * 32 + ns % 32 + dep, base, owner, ok, part0)
-    # every CTA's stores are visible: sum this CTA's columns over the slots (a fixed order)
-    dep = _cluster_sync()
-    ranks = tl.arange(0, 8)
-    mine = tl.arange(0, 32)
-    out = tl.sum(_cluster_load((ranks[:, None] * 1 + 0) * 32 + mine[None, :] + dep, base), axis=0)
-    out += bias1
-    out = out.to(tl.float16)
-    tl.store(y_ptr + (row0 + 0) * 256 + cols, out, mask=(row0 + 0 < M) & (cols < 256))
-
-
-_CLUSTER_LAUNCH[_k_cluster_m1_c64_k128] = (8, 1024)
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -1096,13 +964,9 @@ def _k_stream_tma_m128_n64_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M)
 
 
 KERNELS = {
-    "_k_chain_m64_n128_k64_l0": _k_chain_m64_n128_k64_l0,
-    "_k_chain_m64_n128_k64_l1": _k_chain_m64_n128_k64_l1,
-    "_k_chain_m64_n16_k128_l0": _k_chain_m64_n16_k128_l0,
-    "_k_chain_m64_n16_k128_l1": _k_chain_m64_n16_k128_l1,
     "_k_cluster_m16_c32_k128": _k_cluster_m16_c32_k128,
+    "_k_cluster_m1_c32_k128": _k_cluster_m1_c32_k128,
     "_k_cluster_m1_c32_k256": _k_cluster_m1_c32_k256,
-    "_k_cluster_m1_c64_k128": _k_cluster_m1_c64_k128,
     "_k_persist_m32_n32_last16_k64": _k_persist_m32_n32_last16_k64,
     "_k_persist_m64_n128_k64": _k_persist_m64_n128_k64,
     "_k_persist_m64_n64_last32_k64": _k_persist_m64_n64_last32_k64,
@@ -1256,36 +1120,6 @@ def _shared_workspace(strategy, x, m):
         rows = max(m, 2 * held[0]) if held is not None else m
         held = _WORKSPACES[key] = (rows, _WORKSPACE_BUFFERS[strategy](x, rows))
     return held[1]
-
-
-def _layer_steps(cfg, m, first_pdl):
-    """(kernel, grid, output width, launched with PDL) of each layer's kernel for m rows."""
-    return [
-        (
-            KERNELS[f"{cfg['kernel']}_l{i}"],
-            (triton.cdiv(m, cfg["block_m"]) * triton.cdiv(n, cfg["block_n"]), 1),
-            n,
-            _PDL[0] and (i > 0 or first_pdl),
-        )
-        for i, n in enumerate(WIDTHS[1:])
-    ]
-
-
-def _run_layers(steps, x2d, weights, biases, num_warps, num_stages, device=None, launch=None):
-    """The layer kernels in turn (`launch(kernel, grid, args)`, by default _run)."""
-    h, m = x2d, x2d.shape[0]
-    for i, (kernel, grid, n, pdl) in enumerate(steps):
-        y = h.new_empty((m, n))
-        args = [h, y, weights[i], biases[i], m] if BIAS else [h, y, weights[i], m]
-        if launch is None:
-            _run(kernel, grid, args, num_warps, num_stages, 4 if BIAS else 3, device, pdl)
-        else:
-            launch(kernel, grid, args)
-        h = y
-    return h
-
-
-_STEPS["chain"] = (_layer_steps, _run_layers)
 
 
 _RUNNABLE["cluster"] = lambda x: _RT is not None and _RT.clusters_run(x)

@@ -43,11 +43,15 @@ BIAS = True
 # the heuristic for GPUs without an entry.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 127.934, "eager_us": 18.298, "host_us": 6.173, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.744},
-        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 125.691, "eager_us": 19.256, "host_us": 9.138, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 2.426},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 125.868, "eager_us": 21.867, "host_us": 8.993, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 2.504},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 112.087, "eager_us": 29.864, "host_us": 8.598, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 4.469},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 210.915, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 31.848},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 188.445, "eager_us": 24.042, "host_us": 7.993, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 4.272},
+        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 128.651, "eager_us": 23.272, "host_us": 6.715, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 4.356},
+        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 183.49, "eager_us": 25.184, "host_us": 6.861, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.08},
+        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 195.672, "eager_us": 25.552, "host_us": 6.633, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.1},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 124.543, "eager_us": 27.824, "host_us": 6.695, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.196},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 190.891, "eager_us": 29.776, "host_us": 6.61, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.316},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 194.357, "eager_us": 36.892, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 5.58}, "host_us": 10.696, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 5.444},
+        65536: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 61.238, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 10.606},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 219.044, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 32.684},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
@@ -64,7 +68,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 64, 1024], "command": "mlpgen --widths 64,64,64,64,64,3 --act relu --dtype fp16 --batches 1,64,1024 --trials 40 --seed 0 --workers 1", "compile_seconds": 19.7, "cuda": "13.0", "date": "2026-12-01T23:31:22", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 88, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 31.4, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 64,64,64,64,64,3 --act relu --dtype fp16 --batches 1,64,1024 --trials 40 --seed 0 --workers 1", "compile_seconds": 23.4, "cuda": "13.0", "date": "2026-12-02T18:19:32", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 340, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": 120.0, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 55.7, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------

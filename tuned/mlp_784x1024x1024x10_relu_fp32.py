@@ -43,11 +43,15 @@ BIAS = True
 # the heuristic for GPUs without an entry.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 57.881, "eager_us": 15.158, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 12.261}, "host_us": 14.929, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 14.653},
-        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 77.602, "eager_us": 75.382, "host_us": 15.28, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.225},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 123.744, "eager_us": 119.992, "host_us": 30.692, "kernel": "_k_persist_m64_n128_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 8, "strategy": "persist", "us": 29.985},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 1360.229, "eager_us": 1347.28, "host_us": 301.551, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 299.474},
-        262144: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 20688.077, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 4650.776},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 65.766, "eager_us": 20.14, "host_us": 14.41, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.322},
+        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 58.029, "eager_us": 30.872, "host_us": 14.363, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.336},
+        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 90.927, "eager_us": 80.95, "host_us": 15.214, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.976},
+        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 71.468, "eager_us": 69.512, "host_us": 18.539, "kernel": "_k_persist_m64_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 19.344},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 125.927, "eager_us": 126.482, "host_us": 30.01, "kernel": "_k_persist_m64_n128_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 8, "pdl": True, "strategy": "persist", "us": 29.82},
+        4096: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 358.37, "eager_us": 355.468, "host_us": 93.631, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 91.94},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 1373.388, "eager_us": 1356.384, "host_us": 304.537, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 300.976},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 5198.66, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 1144.348},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 20340.015, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 4452.504},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist"},
@@ -64,7 +68,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [64, 1024], "command": "mlpgen --widths 784,1024,1024,10 --act relu --dtype fp32 --batches 64,1024 --trials 32 --seed 0 --timeout 125.0 --workers 1", "compile_seconds": 18.1, "cuda": "13.0", "date": "2026-12-02T10:10:34", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 64, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 125.0, "torch": "2.11.0+cu130", "trials": 32, "triton": "3.6.0", "tuning_seconds": 21.8, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 784,1024,1024,10 --act relu --dtype fp32 --batches 64,1024 --trials 32 --seed 0 --timeout 125.0 --workers 1", "compile_seconds": 21.0, "cuda": "13.0", "date": "2026-12-02T18:21:59", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 310, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": 120.0, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 120.1, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
@@ -658,6 +662,92 @@ def _k_persist_m64_n32_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, w2_ptr,
         )
 
 
+@triton.jit(do_not_specialize=["M"])
+def _k_persist_m64_n32_last16_k64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, w2_ptr, b2_ptr, h1_ptr, h2_ptr, sync_ptr, M):
+    # persist: BLOCK_M=64, BLOCK_N=32 (last layer 16), BLOCK_K=64
+    _pdl_wait()  # the previous kernel has finished; the next may launch after the last barrier
+    pid = tl.program_id(0)
+    nprog = tl.num_programs(0)
+    m_tiles = tl.cdiv(M, 64)
+    # layer 0: 784 -> 1024, relu
+    for t in range(pid, m_tiles * 32, nprog):
+        rows = ((t // 32) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 32) * 32 + tl.arange(0, 32)
+        acc = tl.zeros((64, 32), dtype=tl.float32)
+        for k0 in range(0, 784, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                x_ptr + rows[:, None] * 784 + ks[None, :],
+                mask=(rows[:, None] < M) & (ks[None, :] < 784),
+                other=0.0,
+            )
+            w = tl.load(
+                w0_ptr + cols[:, None] * 784 + ks[None, :],
+                mask=(ks[None, :] < 784),
+                other=0.0,
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b0_ptr + cols).to(tl.float32)[None, :]
+        tl.store(
+            h1_ptr + rows[:, None] * 1024 + cols[None, :],
+            (tl.maximum(acc, 0.0)).to(tl.float32),
+            mask=(rows[:, None] < M),
+        )
+    # grid barrier 0: every program's stores of layer 0 are visible
+    _grid_sync(sync_ptr, pid, nprog)
+    # layer 1: 1024 -> 1024, relu
+    for t in range(pid, m_tiles * 32, nprog):
+        rows = ((t // 32) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 32) * 32 + tl.arange(0, 32)
+        acc = tl.zeros((64, 32), dtype=tl.float32)
+        for k0 in range(0, 1024, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                h1_ptr + rows[:, None] * 1024 + ks[None, :],
+                mask=(rows[:, None] < M),
+                other=0.0,
+                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
+            )
+            w = tl.load(
+                w1_ptr + cols[:, None] * 1024 + ks[None, :],
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b1_ptr + cols).to(tl.float32)[None, :]
+        tl.store(
+            h2_ptr + rows[:, None] * 1024 + cols[None, :],
+            (tl.maximum(acc, 0.0)).to(tl.float32),
+            mask=(rows[:, None] < M),
+        )
+    # grid barrier 1: every program's stores of layer 1 are visible
+    _grid_sync(sync_ptr, pid, nprog)
+    _pdl_release()  # the next kernel (the next call's) may launch now: this one's last layer runs
+    # layer 2: 1024 -> 10, none
+    for t in range(pid, m_tiles * 1, nprog):
+        rows = ((t // 1) * 64 + tl.arange(0, 64)).to(tl.int64)
+        cols = (t % 1) * 16 + tl.arange(0, 16)
+        acc = tl.zeros((64, 16), dtype=tl.float32)
+        for k0 in range(0, 1024, 64):
+            ks = k0 + tl.arange(0, 64)
+            a = tl.load(
+                h2_ptr + rows[:, None] * 1024 + ks[None, :],
+                mask=(rows[:, None] < M),
+                other=0.0,
+                cache_modifier=".cg",  # written by other SMs in this launch: bypass L1
+            )
+            w = tl.load(
+                w2_ptr + cols[:, None] * 1024 + ks[None, :],
+                mask=(cols[:, None] < 10),
+                other=0.0,
+            )
+            acc = tl.dot(a, tl.trans(w), acc)
+        acc += tl.load(b2_ptr + cols, mask=cols < 10, other=0.0).to(tl.float32)[None, :]
+        tl.store(
+            y_ptr + rows[:, None] * 10 + cols[None, :],
+            acc.to(tl.float32),
+            mask=(rows[:, None] < M) & (cols[None, :] < 10),
+        )
+
+
 KERNELS = {
     "_k_persist_m128_n128_k64": _k_persist_m128_n128_k64,
     "_k_persist_m16_n32_k64": _k_persist_m16_n32_k64,
@@ -665,6 +755,7 @@ KERNELS = {
     "_k_persist_m32_n32_k64": _k_persist_m32_n32_k64,
     "_k_persist_m64_n128_last16_k64": _k_persist_m64_n128_last16_k64,
     "_k_persist_m64_n32_k64": _k_persist_m64_n32_k64,
+    "_k_persist_m64_n32_last16_k64": _k_persist_m64_n32_last16_k64,
 }
 
 # -- the torch path -----------------------------------------------------------------------------
@@ -687,16 +778,7 @@ def reference(x, weights, biases=None):
     return h
 
 
-def epilogue(x, weights, biases):
-    """The unfused path with each hidden layer's bias and relu fused into cuBLASLt's
-    GEMM epilogue (the "epilogue" strategy), for a 2-D x."""
-    h = x
-    for w, b in zip(weights[:-1], biases[:-1]):
-        h = torch._addmm_activation(b, h, w.t(), use_gelu=False)
-    return _out_act(torch.nn.functional.linear(h, weights[-1], biases[-1]))
-
-
-_TORCH_PATHS = {"torch": reference, "epilogue": epilogue}  # strategies without a kernel
+_TORCH_PATHS = {"torch": reference}  # strategies without a kernel
 
 # -- picking and launching ----------------------------------------------------------------------
 # rules shared with mlpgen (mlpgen.dispatch), copied here verbatim
