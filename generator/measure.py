@@ -129,8 +129,8 @@ def kernel_source(spec: MLPSpec, config: KernelConfig) -> str:
 
 def candidate_module(spec: MLPSpec, config: KernelConfig, workdir: Path):
     """The module that ships `config` (TUNED["default"] holds only it), written under workdir
-    and imported once per strategy and kernel source. The same file is used by every process of one tuning
-    run, so Triton's on-disk cache (keyed by kernel source and line) is shared between them."""
+    and imported once per strategy and kernel source. The same file is used by every process of
+    one tuning run, so Triton's on-disk cache (keyed by kernel source and line) is shared."""
     # the strategy too: kernel-free strategies share an empty kernel source, and a module
     # carries only the torch-side paths (the cuBLASLt epilogue) its own table names
     source = f"{spec.name}\n{config.strategy}\n{kernel_source(spec, config)}"

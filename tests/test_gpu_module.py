@@ -428,9 +428,7 @@ class NativeLaneCase:
 
 
 @needs_runtime
-@pytest.mark.parametrize(
-    "strategy, pdl", [("chain", False), ("chain", True), ("epilogue", False)]
-)
+@pytest.mark.parametrize("strategy, pdl", [("chain", False), ("chain", True), ("epilogue", False)])
 def test_layer_calls_take_the_native_lane(load_generated, strategy, pdl, native_cache, monkeypatch):
     """chain's two layers, layered's first layer and its last layer's cuBLASLt GEMM, or the
     epilogue strategy's two cuBLASLt GEMMs (tanh GELU in the first's epilogue), run by one
