@@ -15,7 +15,7 @@ from mlpgen.emit import entry
 from mlpgen.measure import Measurement
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.trial_log import config_text
-from mlpgen.tune import Job, Progress, TuneOptions, launch_floors, pick_winner, pooled_score, search
+from mlpgen.tune import Job, Progress, TuneOptions, pick_winner, search
 
 # ---------------------------------------------------------------------------------------------
 # Comparing a budgeted search with an exhaustive one
@@ -32,15 +32,14 @@ def bucket_records(bucket_log: dict) -> list:
 
 def judge(bucket_log: dict):
     """(the exhaustive winner, score(config)) for one bucket of an exhaustive log: both by the
-    tuner's rules (pick_winner, pooled_score) over that run's own measurements, so a searched
-    winner is judged on the same numbers as the exhaustive one."""
+    tuner's one score (Measurement.score, pick_winner) over that run's own measurements, so a
+    searched winner is judged on the same numbers as the exhaustive one."""
     records = bucket_records(bucket_log)
     by_config = {c: m for c, m in records if m.ok}
-    floors = launch_floors(records)
 
     def score(config: KernelConfig) -> float | None:
         m = by_config.get(config)
-        return None if m is None else pooled_score(config, m, floors)
+        return None if m is None else m.score
 
     return pick_winner(records), score
 
@@ -49,7 +48,7 @@ def compare(exhaustive_log: Path, search_log: Path, buckets=None) -> list[dict]:
     """Per bucket and GPU: the searched winner's score as the exhaustive run measured it,
     against the exhaustive winner's, and the share of the space the search measured. Using the
     exhaustive run's own measurements of both configs keeps run-to-run noise out of the ratio;
-    scores are the tuner's (pooled_score), the exhaustive winner is the tuner's pick."""
+    scores are the tuner's (Measurement.score), the exhaustive winner is the tuner's pick."""
     full = json.loads(Path(exhaustive_log).read_text())["gpus"]
     part = json.loads(Path(search_log).read_text())["gpus"]
     rows = []
@@ -117,7 +116,7 @@ def replay(log_path: Path, trials: int, seeds: int, buckets=None) -> list[dict]:
                 Job(spec, key, options, recorded=covered, max_shared=1 << 30, clusters=True),
                 [measure],
                 optuna.storages.InMemoryStorage(),
-                Progress(0, enabled=False),
+                Progress(0, enabled=False, quiet=True),
             )
             for b, r in sorted(results.items()):
                 best, score = judge(gpu["buckets"][str(b)])
