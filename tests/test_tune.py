@@ -851,3 +851,192 @@ def test_pdl_is_not_tried_where_no_kernel_waits():
     assert r[4096].winner[0].strategy == "torch" and not r[4096].winner[0].pdl
     linked = [KernelConfig.from_dict(t["config"]) for t in r[4096].trials if t["state"] == "pdl"]
     assert linked and all(c.takes_pdl for c in linked)  # the pass ran, on the other kernels
+
+
+# ---------------------------------------------------------------------------------------------
+# Noise: the best few re-measured, medians decide, a kernel must beat torch beyond the noise
+
+
+class Noisy:
+    """landscape, except that `lucky` measured 30% fast once (its first measurement) and the
+    torch path took `torch_us` (its host time too, where the bucket has one)."""
+
+    def __init__(self, lucky=None, torch_us=None):
+        self.lucky, self.torch_us, self.calls = lucky, torch_us, []
+
+    def __call__(self, bucket, c):
+        self.calls.append(c)
+        m = landscape(bucket, c)
+        if c == self.lucky and self.calls.count(c) == 1:
+            return dataclasses.replace(m, us=m.us * 0.7)
+        if c == TORCH and self.torch_us is not None:
+            host = None if m.host_us is None else self.torch_us
+            return dataclasses.replace(m, us=self.torch_us, host_us=host)
+        return m
+
+
+def test_the_best_few_are_remeasured_interleaved_and_medians_decide():
+    """A config measured 30% fast once (noise) leads the search but not the re-measurement:
+    RECHECK_TOP best and the torch path are measured RECHECK_ROUNDS more times, round after
+    round, and the medians pick the true optimum; the samples and their spread are recorded."""
+    from mlpgen.tune import RECHECK_ROUNDS, RECHECK_TOP
+
+    b = 16384
+    lucky = KernelConfig("persist", block_m=64, block_n=128, num_warps=8, num_stages=3)
+    noisy = Noisy(lucky)
+    r = search(job((b,), exhaustive=True, recheck=RECHECK_ROUNDS), [noisy], memory(), quiet())[b]
+    searched = noisy.calls[: r.measured]
+    rechecked = noisy.calls[r.measured :]
+    assert pick_winner([(c, m) for c, m in r.pairs])[0] == lucky  # the search's own pick
+    assert r.winner[0] == PERSIST_BEST and r.winner[1].us == landscape(b, PERSIST_BEST).us
+    group = rechecked[: RECHECK_TOP + 1]  # interleaved: one round is each of them once
+    assert len(rechecked) == RECHECK_ROUNDS * len(group) and TORCH in group
+    assert rechecked == group * RECHECK_ROUNDS and {lucky, PERSIST_BEST} <= set(group)
+    assert len(searched) == len(set(searched))
+    lucky_row = next(x for x in r.recheck if x["config"] == lucky.to_dict())
+    assert len(lucky_row["scores"]) == RECHECK_ROUNDS + 1
+    assert lucky_row["median"] == pytest.approx(landscape(b, lucky).score, abs=1e-3)
+    assert lucky_row["spread"] == pytest.approx(0.3)  # (largest - least) / median
+
+
+@pytest.mark.parametrize("torch_us,kernel_wins", [(9.1, False), (9.0 * 1.05, True)])
+def test_a_kernel_wins_only_beyond_the_noise_of_the_torch_path(torch_us, kernel_wins):
+    """At 4096 rows the best kernel takes 36 us: against a torch path of 36.4 us (1% slower,
+    within NOISE) the torch path wins; against one 5% slower, the kernel. Scaled: the landscape
+    multiplies times by 4 at 4096 rows."""
+    b = 4096
+    noisy = Noisy(torch_us=torch_us * 4)
+    r = search(job((b,), exhaustive=True, recheck=1), [noisy], memory(), quiet())[b]
+    assert (r.winner[0] != TORCH) == kernel_wins
+    assert r.eager.us == torch_us * 4
+    if not kernel_wins:
+        assert r.winner[1].us == torch_us * 4 < 1.02 * landscape(b, PERSIST_BEST).us
+
+
+def test_never_slower_uses_the_measured_spread():
+    from mlpgen.tune import never_slower
+
+    kernel = (PERSIST_BEST, Measurement("ok", us=9.0, spread=0.01))
+    torch_ = (TORCH, Measurement("ok", us=9.5, spread=0.01))
+    assert never_slower(kernel, torch_) == kernel  # 5.5% faster, spreads of 1%
+    noisy = (TORCH, Measurement("ok", us=9.5, spread=0.08))
+    assert never_slower(kernel, noisy) == noisy  # 5.5% is within its 8% spread
+    assert never_slower(kernel, None) == kernel and never_slower(None, torch_) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Cold tunes: compile only what is measured, cap a bucket's time, progress per bucket
+
+
+class Compiling(Recorder):
+    """A measure with a compiler in front (measure.WorkerMeasure's interface): prefetch queues
+    kernels, a measurement compiles its own first if it was not prefetched."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.compiled: list[KernelConfig] = []
+
+    def prefetch(self, configs):
+        self.compiled += [c for c in configs if c not in self.compiled]
+
+    def __call__(self, bucket, config):
+        if config.has_kernel and config not in self.compiled:
+            self.compiled.append(config)
+        return super().__call__(bucket, config)
+
+
+def test_only_kernels_that_are_measured_are_compiled():
+    rec = Compiling()
+    results = search(job((64, 4096, 16384), trials=8), [rec], memory(), quiet())
+    measured = {c for _, c in rec.calls}
+    space_ = set().union(*(search_space(SPEC, b).candidates for b in results))
+    assert set(rec.compiled) <= measured and len(rec.compiled) < len(space_) / 2
+    # the firsts of every bucket are handed over before anything is measured
+    assert rec.compiled[0] == DEFAULT
+
+
+def test_a_bucket_time_cap_stops_its_search():
+    rec = Recorder(delay=0.05)
+    r = search(job((4096,), trials=30, bucket_timeout=0.3), [rec], memory(), quiet())[4096]
+    assert 1 <= r.measured <= 8 and r.winner is not None
+
+
+def test_a_progress_line_per_bucket():
+    pipe = io.StringIO()
+    search(job((64, 4096), trials=5), [Recorder()], memory(), Progress(10, stream=pipe))
+    lines = pipe.getvalue().splitlines()
+    assert len(lines) == 2 and all("5/5 trials, best" in line for line in lines)
+    assert "bucket     64" in lines[0] and "persist" in lines[1]
+    quiet_ = io.StringIO()
+    search(job((64,), trials=5), [Recorder()], memory(), Progress(5, stream=quiet_, quiet=True))
+    assert quiet_.getvalue() == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared studies: several processes on one storage
+
+
+def shared_worker(path, url, log, delay):
+    """Run in a spawned process: tune the module against the shared storage, each measurement
+    appended to `log` (one line per call, so both processes' calls are seen together)."""
+    use_table()
+
+    def measure(bucket, config):
+        with open(log, "a") as f:
+            f.write(json.dumps([bucket, config.to_dict()]) + "\n")
+        time.sleep(delay)
+        return landscape(bucket, config)
+
+    summary = tune(path, job((1, 64, 4096), trials=10), [measure], url, progress=quiet())
+    with open(f"{log}.{os.getpid()}", "w") as f:
+        json.dump(summary["written"], f)
+
+
+def test_two_processes_share_one_study_measure_nothing_twice_and_write_once(tmp_path):
+    path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
+    url, log = str(tmp_path / "shared.optuna.journal"), str(tmp_path / "calls")
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=shared_worker, args=(path, url, log, 0.05)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(300)
+        assert p.exitcode == 0
+    calls = [tuple(json.loads(line)[:1]) + (json.dumps(json.loads(line)[1]),) for line in open(log)]
+    assert len(calls) == len(set(calls))  # no config measured twice
+    assert len(calls) >= 3 * 10
+    written = [json.loads(open(f"{log}.{p.pid}").read()) for p in procs]
+    assert sorted(written) == [False, True]  # the module written once
+    _, tuned, _ = read_module(path)
+    assert sorted(tuned[KEY_A]) == [1, 64, 4096]
+    assert KernelConfig.from_dict(tuned[KEY_A][4096]) == PERSIST_BEST
+
+
+def test_a_claim_of_a_killed_process_is_dead(tmp_path):
+    """A claim lives in the storage: a second claim of its key fails while its owner lives,
+    and succeeds once it is released, or once its owner's process is gone."""
+    from mlpgen.tune import Claims
+
+    url = str(tmp_path / "claims.optuna.journal")
+    a, b = Claims(tune_storage(url), "s"), Claims(tune_storage(url), "s")
+    first = a.take("k")
+    assert first is not None and b.take("k") is None and b.take("other") is not None
+    a.release(first)
+    assert b.take("k") is not None
+    b.owner = f"{b.host}:{dead_pid()}"  # a claim made by a process that has exited
+    c = Claims(tune_storage(url), "s")
+    dead = b.take("gone")
+    assert dead is not None and c.take("gone") is not None
+
+
+def tune_storage(url):
+    from mlpgen.tune import make_storage
+
+    return make_storage(url)
+
+
+def dead_pid() -> int:
+    proc = multiprocessing.get_context("spawn").Process(target=int)
+    proc.start()
+    proc.join()
+    return proc.pid
