@@ -110,6 +110,9 @@ class TuneOptions:
     candidate_timeout: float = 30.0  # seconds one candidate may take in its worker
     bucket_timeout: float | None = None  # seconds of measuring one bucket may take (per process)
     recheck: int = RECHECK_ROUNDS  # rounds of re-measuring the best few (0: decide on one each)
+    # "tpe": local steps and TPE (the tuner); "random": uniform random proposals, no local
+    # steps (the baseline of the ablation in mlpgen.trials)
+    sampler: str = "tpe"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,6 +317,7 @@ class Bucket:
     # previous winners that ran with PDL, as the space holds them (PDL off): pdl_pass tries PDL
     # on them whatever their rank without it
     linked: tuple[KernelConfig, ...] = ()
+    sampler: str = "tpe"  # TuneOptions.sampler
     name: str = field(init=False)
     encoding: Encoding = field(init=False)
 
@@ -323,7 +327,9 @@ class Bucket:
 
     @property
     def sampler_name(self) -> str:
-        return "brute force" if self.brute else "local+tpe"
+        if self.brute:
+            return "brute force"
+        return "local+tpe" if self.sampler == "tpe" else self.sampler
 
     def order(self) -> list[KernelConfig]:
         """What to enqueue: the first candidates, then (brute force) the rest of the space."""
@@ -331,7 +337,9 @@ class Bucket:
         return [c for c in self.first if c in self.space] + rest
 
 
-def make_sampler(seed: int, target: int) -> optuna.samplers.BaseSampler:
+def make_sampler(seed: int, target: int, kind: str = "tpe") -> optuna.samplers.BaseSampler:
+    if kind == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         return optuna.samplers.TPESampler(
@@ -349,7 +357,7 @@ def open_study(storage, bucket: Bucket, seed: int) -> optuna.Study:
         return optuna.create_study(
             storage=storage,
             study_name=bucket.name,
-            sampler=make_sampler(seed, bucket.target),
+            sampler=make_sampler(seed, bucket.target, bucket.sampler),
             direction="minimize",
             load_if_exists=True,
         )
@@ -411,7 +419,9 @@ def plan(job: Job) -> list[Bucket]:
         first = list(dict.fromkeys(c for c in first if c is not None and c in space))
         linked = tuple(u for c, u in zip(previous, unlinked) if c.pdl and u in space)
         target = n if brute else job.options.trials
-        out.append(Bucket(job.spec, job.key, space, target, brute, first, linked))
+        out.append(
+            Bucket(job.spec, job.key, space, target, brute, first, linked, job.options.sampler)
+        )
     return out
 
 
@@ -594,7 +604,9 @@ class Driver:
         an untried neighbour of this bucket's best (one field one step away in its domain)
         in its first LOCAL_STEPS measurements, or of its winner (polish) in the budget's last
         POLISH_STEPS; None lets TPE propose (in between, and once those neighbourhoods are
-        exhausted)."""
+        exhausted; always with the random sampler)."""
+        if bucket.sampler == "random":
+            return None
         left = set(self.remaining(bucket, known, busy))
         for c in self.neighbours_best(bucket):
             if c in left:
