@@ -175,19 +175,28 @@ def ablation(logs, seeds: int = 10, share: float = 0.25, min_space: int = MIN_SP
     the buckets whose recorded space holds at least `min_space` configs.
     Returns a table for benchmarks/render.py ({title, command, header, rows, note})."""
     table = []
-    for path in logs:
+    every: dict[str, list] = {"random": [], "tpe": []}
+    named = [
+        (f"{Path(p).parent.name}/{Path(p).name.removesuffix('.trials.json')}", p)
+        for p in logs
+    ]
+    for name, path in named + [("all", None)]:
         for sampler in ("random", "tpe"):
-            rows = replay(
-                Path(path), seeds=seeds, share=share, sampler=sampler, min_space=min_space
-            )
+            if path is None:
+                rows = every[sampler]
+            else:
+                rows = replay(
+                    Path(path), seeds=seeds, share=share, sampler=sampler, min_space=min_space
+                )
+                every[sampler] += [dict(r, log=name) for r in rows]
             if not rows:
                 continue
             excess = [100 * (r["ratio"] - 1) for r in rows if r["ratio"] is not None]
             table.append(
                 [
-                    Path(path).name.removesuffix(".trials.json"),
+                    name,
                     "local+tpe" if sampler == "tpe" else sampler,
-                    len({r["bucket"] for r in rows}),
+                    len({(r.get("log"), r["bucket"]) for r in rows}),
                     len(rows),
                     f"{100 * within(rows):.0f}%",
                     f"{sum(excess) / len(excess):+.2f}%",
@@ -197,8 +206,8 @@ def ablation(logs, seeds: int = 10, share: float = 0.25, min_space: int = MIN_SP
             )
     return {
         "title": "Search against random sampling, replayed on recorded measurements",
-        "command": "python -m mlpgen.trials ablation LOG... --seeds "
-        f"{seeds} --share {share} --json",
+        "command": f"python -m mlpgen.trials ablation {' '.join(str(p) for p in logs)} "
+        f"--seeds {seeds} --share {share} --json",
         "header": [
             "log",
             "sampler",

@@ -40,7 +40,7 @@ def test_the_search_beats_random_sampling_on_the_held_out_log():
 
 def test_the_ablation_table_renders(capsys):
     table = ablation([H200_LOG], seeds=2, share=SHARE)
-    assert [row[1] for row in table["rows"]] == ["random", "local+tpe"]
+    assert [row[1] for row in table["rows"]] == ["random", "local+tpe"] * 2  # the log, all
     assert len(table["header"]) == len(table["rows"][0]) and "--share 0.25" in table["command"]
     assert main(["ablation", str(H200_LOG), "--seeds", "2", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
