@@ -742,10 +742,10 @@ def make_storage(url_or_storage):
     """An Optuna storage: a URL names a database (an RDBStorage: SQLite, PostgreSQL, MySQL,
     ...), any other string a journal file (Optuna's append-only log, process-safe through a
     file lock); a storage object is used as it is. The journal is the default: the search
-    reads its study's trials several times a step, and with SQLite the headline's search took
-    56 s longer on the H200's host (BENCHMARKS.md, tune time). Several hosts
-    sharing one study need a server database: SQLite cannot lock the queued trials that two
-    processes might both pop."""
+    reads its study's trials several times a step, which a journal answers from memory and
+    SQLite from disk. Processes on several hosts share a journal on a shared filesystem or a
+    server database; two processes may pop one queued trial, and Claims keeps them from both
+    measuring it."""
     if not isinstance(url_or_storage, str):
         return url_or_storage
     if "://" in url_or_storage:
@@ -858,6 +858,8 @@ def trial_record(t: optuna.trial.FrozenTrial) -> dict:
         rec.update(m)
     elif "skipped" in t.user_attrs:
         rec["skipped"] = t.user_attrs["skipped"]
+    elif "repeat_of" in t.user_attrs:  # a proposal of a decided config: its score, again
+        rec["repeat_of"] = t.user_attrs["repeat_of"]
     return rec
 
 
