@@ -333,10 +333,8 @@ def dispatch(mod, batches: Sequence[int], key: str | None) -> dict[str, dict]:
 def native_rows(mod) -> set[int]:
     """The batch sizes whose calls the module's native lane takes (none for a module generated
     before it, or where it was not built)."""
-    state = getattr(mod, "_native_state", None)
-    if state is None:
-        return set()
-    return {lane[1] for lane in mod._native_module().lanes(state)}
+    runtime = getattr(mod, "_RT", None)
+    return set() if runtime is None else runtime.native_rows()
 
 
 class Progress:

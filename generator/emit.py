@@ -17,6 +17,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 import mlpgen
+from mlpgen.dispatch import GRAPH
 from mlpgen.render import render_module, template_hash
 from mlpgen.space import DEFAULT_BUCKETS, heuristic_config
 from mlpgen.spec import KernelConfig, MLPSpec, SpecError
@@ -33,34 +34,37 @@ def entry(config: KernelConfig, **times: float) -> dict:
     return d
 
 
-GRAPH = "graph_"  # prefix of a TUNED cell's CUDA-graph winner fields (cells stay flat)
+LEGACY_GRAPH = "graph_"  # earlier modules stored the CUDA-graph sub-cell as prefixed fields
 
 
 def with_graph_winner(cell: dict, config: KernelConfig, us: float) -> dict:
     """`cell` plus the config to run instead while a CUDA graph is being captured (the least
-    GPU time; replays have no host cost), as graph_-prefixed fields."""
-    graph = entry(config, us=us)
-    return cell | {GRAPH + k: v for k, v in graph.items()}
+    GPU time; replays have no host cost), as its "graph" sub-cell."""
+    return cell | {GRAPH: entry(config, us=us)}
 
 
 def graph_cell(cell: dict) -> dict | None:
-    """The CUDA-graph winner stored in a TUNED cell (with_graph_winner), or None."""
-    if GRAPH + "strategy" not in cell:
-        return None
-    return {k[len(GRAPH) :]: v for k, v in cell.items() if k.startswith(GRAPH)}
+    """The CUDA-graph sub-cell of a TUNED cell (with_graph_winner), or None."""
+    return cell.get(GRAPH)
 
 
 RETIRED = ("fast_erf",)  # config fields of earlier versions (GELU's erf is no longer searched)
 
 
 def current_cell(cell: dict) -> dict:
-    """A TUNED cell as this version writes it: retired config fields dropped and the kernel
-    names re-derived, so a module from an earlier mlpgen re-renders with matching kernels."""
-    cell = upgrade_cell(cell)  # earlier strategies' names and fields
-    out = {k: v for k, v in cell.items() if k.removeprefix(GRAPH) not in RETIRED}
-    for prefix, config in (("", cell), (GRAPH, graph_cell(cell))):
-        if config is not None:
-            out[prefix + "kernel"] = KernelConfig.from_dict(config).kernel_name
+    """A TUNED cell as this version writes it: an earlier version's graph_-prefixed fields
+    moved into the "graph" sub-cell, retired config fields dropped and the kernel names
+    re-derived, so a module from an earlier mlpgen re-renders with matching kernels."""
+    flat = {k: v for k, v in cell.items() if not k.startswith(LEGACY_GRAPH) and k != GRAPH}
+    graph = cell.get(GRAPH)
+    if graph is None and LEGACY_GRAPH + "strategy" in cell:
+        n = len(LEGACY_GRAPH)
+        graph = {k[n:]: v for k, v in cell.items() if k.startswith(LEGACY_GRAPH)}
+    flat = upgrade_cell(flat)  # earlier strategies' names and fields
+    out = {k: v for k, v in flat.items() if k not in RETIRED}
+    out["kernel"] = KernelConfig.from_dict(out).kernel_name
+    if graph is not None:
+        out[GRAPH] = current_cell(graph)
     return out
 
 
@@ -82,11 +86,13 @@ def scalar_literal(value) -> str:
         return json.dumps(value)
     if isinstance(value, list):
         return "[" + ", ".join(scalar_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return leaf_literal(sorted(value.items()))
     return repr(value)
 
 
 def leaf_literal(items) -> str:
-    """(key, value) pairs of a flat dict as one line of Python source."""
+    """(key, value) pairs of a dict as one line of Python source (nested dicts inline)."""
     return "{" + ", ".join(f"{scalar_literal(k)}: {scalar_literal(v)}" for k, v in items) + "}"
 
 
@@ -98,7 +104,7 @@ def format_literal(obj, indent: int = 0) -> str:
         if not obj:
             return "{}"
         items = sorted(obj.items(), key=lambda kv: (str(type(kv[0])), kv[0]))
-        if all(not isinstance(v, dict) for _, v in items):  # a leaf cell: one line
+        if "strategy" in obj or all(not isinstance(v, dict) for _, v in items):  # a cell
             return leaf_literal(items)
         body = "".join(
             f"{pad}{scalar_literal(k)}: {format_literal(v, indent + 4)},\n" for k, v in items
@@ -133,7 +139,29 @@ def read_module(path: Path) -> tuple[MLPSpec, dict, dict]:
     return MLPSpec.from_dict(found["SPEC"]), tuned, found.get("PROVENANCE", {})
 
 
+def tune_command(spec: MLPSpec, prov: dict) -> str:
+    """The mlpgen command line that a GPU's provenance describes (its search options)."""
+    cmd = f"mlpgen --widths {','.join(map(str, spec.widths))} --act {spec.act}"
+    if spec.out_act != "none":
+        cmd += f" --out-act {spec.out_act}"
+    cmd += f" --dtype {spec.dtype}" + ("" if spec.bias else " --no-bias")
+    if prov.get("buckets"):
+        cmd += f" --batches {','.join(map(str, prov['buckets']))}"
+    if prov.get("exhaustive"):
+        cmd += " --exhaustive"
+    elif prov.get("trials"):
+        cmd += f" --trials {prov['trials']}"
+    for option in ("seed", "timeout", "workers"):
+        if prov.get(option) is not None:
+            cmd += f" --{option} {prov[option]}"
+    return cmd
+
+
 def render(spec: MLPSpec, tuned: dict, provenance: dict) -> str:
+    """The module's source; each GPU's provenance names the command that made it."""
+    provenance = {
+        key: {"command": tune_command(spec, prov), **prov} for key, prov in provenance.items()
+    }
     cells = [c for table in tuned.values() for c in table.values()]
     cells += [g for g in map(graph_cell, cells) if g is not None]
     configs = [KernelConfig.from_dict(c) for c in cells]
@@ -142,7 +170,14 @@ def render(spec: MLPSpec, tuned: dict, provenance: dict) -> str:
         "template_hash": template_hash(),
         "date": datetime.date.today().isoformat(),
     }
-    return render_module(spec, configs, format_literal(tuned), format_literal(provenance), header)
+    return render_module(
+        spec,
+        configs,
+        format_literal(tuned),
+        format_literal(provenance),
+        header,
+        leaf_literal(spec.to_dict().items()),
+    )
 
 
 STALE_S = 3600.0

@@ -4,15 +4,19 @@ that Python computed from them) and nothing else."""
 from __future__ import annotations
 
 import hashlib
+import inspect
+import re
 from functools import cache
 from pathlib import Path
 
 import jinja2
 
 import mlpgen.templates
+from mlpgen import dispatch
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import STRATEGIES
+from mlpgen.verify import TOLERANCE
 
 TEMPLATE_DIR = Path(mlpgen.templates.__file__).parent
 TL_DTYPES = {"fp16": "tl.float16", "bf16": "tl.bfloat16", "fp32": "tl.float32"}
@@ -34,7 +38,7 @@ def environment() -> jinja2.Environment:
 def template_hash() -> str:
     """Short hash of every template: generated modules record which templates made them."""
     h = hashlib.sha256()
-    for path in sorted([*TEMPLATE_DIR.glob("*.j2"), *TEMPLATE_DIR.glob("*.cpp")]):
+    for path in sorted(TEMPLATE_DIR.glob("*.j2")):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
@@ -83,18 +87,65 @@ def epilogue_gelu(spec: MLPSpec) -> bool | None:
     return spec.act == "gelu_tanh"
 
 
+# strategy -> the template of its module-side launch code (grids, workspaces, extra launches);
+# row-block strategies (rowblock, stream) launch by the module's generic one-kernel path
+LAUNCH_TEMPLATES = {
+    "persist": "launch_persist.j2",
+    "split": "launch_split.j2",
+    "stream_tma": "launch_stream_tma.j2",
+    "cluster": "launch_cluster.j2",
+    "chain": "launch_chain.j2",
+}
+# module_helpers.j2's macros in the order the module defines them (a helper after those it
+# calls), with the names whose call makes a module need each
+HELPERS = (
+    ("tanh", ("_tanh",)),
+    ("pdl", ("_pdl_enter", "_pdl_wait", "_pdl_release")),
+    ("grid_sync", ("_grid_sync",)),
+    ("gelu", ("_gelu",)),
+    ("cluster", ("_cluster_buffer", "_cluster_store", "_cluster_load", "_quad_slot")),
+)
+
+
+def _calls(text: str, names) -> bool:
+    return any(re.search(rf"\b{n}\(", text) for n in names)
+
+
+def helper_sources(spec: MLPSpec, kernel_sources: list[str]) -> list[str]:
+    """The @triton.jit helpers the kernels call, and the helpers those call, in HELPERS order
+    (packed fp16 activations after the others)."""
+    macros = environment().get_template("module_helpers.j2").module
+    text = "\n".join(kernel_sources)
+    packed = [
+        macros.packed_act(name, ptx, MACROS)
+        for name, ptx in packed_activations(spec).items()
+        if _calls(text, (f"_{name}_f16",))
+    ]
+    text += "".join(packed)
+    chosen = []
+    for macro, names in reversed(HELPERS):  # callers first: their source names what they call
+        if _calls(text, names):
+            source = str(getattr(macros, macro)())
+            chosen.append(source)
+            text += source
+    return [src.strip("\n") for src in [*reversed(chosen), *packed]]
+
+
 def render_module(
     spec: MLPSpec,
     configs: list[KernelConfig],
     tuned_literal: str,
     provenance_literal: str,
     header: dict,
+    spec_literal: str,
 ) -> str:
-    """The standalone module: header, SPEC, TUNED, kernels for `configs`, launcher, FusedMLP."""
-    from mlpgen.emit import leaf_literal  # emit imports this module
-
+    """The standalone module: docstring, SPEC, TUNED, PROVENANCE, the kernels of `configs` and
+    the helpers they call, the shared rules, a launch part per strategy used, mlp(), autograd,
+    FusedMLP and the self-check."""
     kernels = {c.kernel_name: c for c in configs if c.has_kernel}
-    spec_literal = leaf_literal(spec.to_dict().items())
+    kernel_sources = [render_kernel(spec, kernels[k]).strip("\n") for k in sorted(kernels)]
+    strategies = {dispatch.launch_kind(c.to_dict()) for c in kernels.values()}
+    used = {c.strategy for c in configs}
     return (
         environment()
         .get_template("module.py.j2")
@@ -104,8 +155,13 @@ def render_module(
             tuned_literal=tuned_literal,
             provenance_literal=provenance_literal,
             header=header,
-            kernel_sources=[render_kernel(spec, kernels[k]) for k in sorted(kernels)],
-            epilogue_gelu=epilogue_gelu(spec),
+            helper_sources=helper_sources(spec, kernel_sources),
+            kernel_sources=kernel_sources,
+            launch_templates=sorted(
+                {LAUNCH_TEMPLATES[s] for s in strategies if s in LAUNCH_TEMPLATES}
+            ),
+            rule_sources=[inspect.getsource(f).strip("\n") for f in dispatch.RENDERED],
+            epilogue_gelu=epilogue_gelu(spec) if "epilogue" in used else None,
             kernel_names=sorted(n for c in kernels.values() for n in kernel_names(spec, c)),
             torch_dtype=TORCH_DTYPES[spec.dtype],
             act_src=ACTIVATIONS[spec.act].torch_src,
@@ -113,19 +169,8 @@ def render_module(
             act_module_src=ACTIVATIONS[spec.act].module_src,
             out_act_module_src=ACTIVATIONS[spec.out_act].module_src,
             act_grad_src=ACTIVATIONS[spec.act].grad_src,
-            macros=MACROS,
-            packed=packed_activations(spec),
             out_act_grad_src=ACTIVATIONS[spec.out_act].grad_src,
-            native_source=native_source(),
-            clusters=any(c.strategy == "cluster" for c in kernels.values()),
+            clusters="cluster" in strategies,
+            tolerance=TOLERANCE[spec.dtype],
         )
     )
-
-
-@cache
-def native_source() -> str:
-    """templates/native_lane.cpp, which the module carries in a raw triple-quoted string."""
-    text = (TEMPLATE_DIR / "native_lane.cpp").read_text()
-    if '"""' in text or text.endswith("\\"):
-        raise ValueError("native_lane.cpp cannot sit in a raw triple-quoted string")
-    return text

@@ -1141,9 +1141,9 @@ def build_native_lane(spec: MLPSpec, workdir: str) -> bool:
     a worker would otherwise build it inside its first candidate's time limit. Where it cannot
     be built (the module warns), the workers are told not to try (MLPGEN_NATIVE=0, which spawned
     workers inherit) and time the Python lane, which is then what this machine's calls take."""
-    from mlpgen.measure import candidate_module
+    from mlpgen.runtime import native
 
-    if candidate_module(spec, KernelConfig(strategy="torch"), workdir)._native_module() is None:
+    if native.build() is None:
         os.environ["MLPGEN_NATIVE"] = "0"
         return False
     return True

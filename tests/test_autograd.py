@@ -223,14 +223,14 @@ def test_op_launch_arguments_run_each_strategy(load_generated, config):
     mod, _ = load_generated(spec, gpu_key="test|sm0|0", table={1: cell})
     x, weights, biases = random_problem(spec, 21)
     y = torch.full((21, 9), float("nan"))
-    grid, args = mod._op_launch(cell, x, y, weights, biases, 21)
+    grid, args = mod._op_launch(cell, x, y, mod._join(weights, biases), 21)
     mod.KERNELS[cell["kernel"]][grid](*args, num_warps=4, num_stages=1)
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
 
 
 @pytest.mark.interpret
 def test_op_path_launches_each_layer_kernel_through_its_launcher(load_generated):
-    """The op runs chain through _run_layered with its own launcher (wrap_triton on the
+    """The op runs chain through _run_layers with its own launcher (wrap_triton on the
     GPU): every layer's kernel goes through it, in order, with arguments it runs on."""
     spec = MLPSpec((24, 40, 20, 9), act="silu", dtype="fp32")
     cell = entry(KernelConfig(strategy="chain", block_m=16, block_n=16, block_k=16))
@@ -242,6 +242,7 @@ def test_op_path_launches_each_layer_kernel_through_its_launcher(load_generated)
         launched.append(kernel.fn.__name__)
         kernel[grid](*args, num_warps=4, num_stages=1)
 
-    y = mod._run_layered(mod._layer_steps(cell, 21), x, weights, biases, 4, 1, launch)
+    steps = mod._layer_steps(cell, 21, False)
+    y = mod._run_layers(steps, x, weights, biases, 4, 1, launch=launch)
     assert launched == [f"{cell['kernel']}_l{i}" for i in range(3)]
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]

@@ -100,7 +100,7 @@ def test_fast_launch_path_is_used_and_correct(load_generated):
     mod, _ = load_generated(spec)
     x, weights, biases = random_problem(spec, 64, device="cuda")
     first = mod.mlp(x, weights, biases)
-    assert mod._FAST_LAUNCH[0] and mod._COMPILED
+    assert mod._RT is not None and mod._RT.fast and mod._RT.compiled
     x2, _, _ = random_problem(spec, 64, device="cuda")
     second = mod.mlp(x2, weights, biases)
     assert rel_error(second, reference(spec, x2, weights, biases)) <= TOLERANCE["fp16"]
@@ -120,14 +120,14 @@ def test_large_batch_winners_use_hopper_tensor_cores(bucket):
     mod = load_module(Path(__file__).resolve().parents[1] / "tuned/mlp_256x512x256_gelu_fp16.py")
     spec = MLPSpec.from_dict(mod.SPEC)
     cell = mod.TUNED[H200][bucket]
-    cells = [cell] + [graph_cell(cell)] * ("graph_strategy" in cell)
+    cells = [cell] + [graph_cell(cell)] * ("graph" in cell)
     x, weights, biases = random_problem(spec, 1000, device="cuda")
     for c in cells:
-        mod._COMPILED.clear()
+        mod._RT.compiled.clear()
         err = rel_error(mod._launch(x, weights, biases, c), reference(spec, x, weights, biases))
         assert err <= TOLERANCE["fp16"], (c["kernel"], err)
-        assert mod._COMPILED, c["kernel"]
-        for compiled in mod._COMPILED.values():
+        assert mod._RT.compiled, c["kernel"]
+        for compiled in mod._RT.compiled.values():
             ptx = compiled.asm["ptx"]
             assert "wgmma.mma_async" in ptx and "mma.sync" not in ptx, c["kernel"]
             assert compiled.n_spills == 0, c["kernel"]
@@ -163,7 +163,7 @@ def test_split_many_programs(load_generated, widths, act, dtype):
                 mod._launch(x, weights, biases, cell, out=out)
                 err = rel_error(out, reference(spec, x, weights, biases))
                 assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
-        [(_, acc, counts)] = mod._SPLIT_WORKSPACES.values()
+        [(_, (acc, counts))] = mod._WORKSPACES.values()
         assert not acc.any() and not counts.any()
 
 
@@ -226,7 +226,7 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
                 assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
     for c in tiles:
         plan = plan_cluster(spec, c)
-        [compiled] = [v for k, v in mod._COMPILED.items() if k[0].__name__ == c.kernel_name]
+        [compiled] = [v for k, v in mod._RT.compiled.items() if k[0].__name__ == c.kernel_name]
         warps, ctas, shared = compiled.packed_metadata
         assert (warps, ctas) == (c.num_warps, plan.ctas)
         assert shared == (compiled.metadata.shared + 15) // 16 * 16 + plan.buffer_bytes
@@ -299,7 +299,7 @@ def test_chain_kernels(load_generated, widths, act, dtype):
                 err = rel_error(y, ref)
                 assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
     assert mod._PDL == [hopper]
-    pdl = {k[0].fn.__name__: c.metadata.launch_pdl for k, c in mod._COMPILED.items()}
+    pdl = {k[0].fn.__name__: c.metadata.launch_pdl for k, c in mod._RT.compiled.items()}
     depth = len(widths) - 1
     for cell in table.values():
         for i in range(depth):
@@ -422,7 +422,7 @@ def test_shipped_winners_for_this_gpu_are_correct(path):
     if table is None:
         pytest.skip(f"{path.stem} is not tuned for this GPU")
     for bucket, cell in table.items():
-        for c in [cell] + [graph_cell(cell)] * ("graph_strategy" in cell):
+        for c in [cell] + [graph_cell(cell)] * ("graph" in cell):
             for m in sorted({37, min(bucket, 4099)}):
                 x, w, b = random_problem(spec, m, device="cuda")
                 err = rel_error(mod._launch(x, w, b, c), reference(spec, x, w, b))
@@ -476,7 +476,9 @@ def test_calls_linked_by_pdl(load_generated, dtype):
             one = mod._launch(x, weights, biases, cells[i])
             err = rel_error(one, reference(spec, x, weights, biases))
             assert err <= TOLERANCE[dtype], (m, cells[i]["kernel"], err)
-    linked = {(k[0].fn.__name__, k[4]) for k, c in mod._COMPILED.items() if c.metadata.launch_pdl}
+    linked = {
+        (k[0].fn.__name__, k[4]) for k, c in mod._RT.compiled.items() if c.metadata.launch_pdl
+    }
     first = {
         (c["kernel"] + "_l0" if c["strategy"] == "chain" else c["kernel"]) for c in cells.values()
     }

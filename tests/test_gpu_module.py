@@ -1,6 +1,8 @@
 """The generated module inside real models on a GPU: gradients against eager, the torch.library
 op (opcheck), torch.compile(fullgraph=True) and mode="reduce-overhead", CUDA-graph capture and
-replay, autocast, a second GPU. Run with: MLPGEN_TEST_GPU=1 pytest -q -m gpu"""
+replay, autocast, a second GPU, and each launch path: mlpgen.runtime's direct launch, its native
+lane (kernels and cuBLASLt GEMMs), cluster launches, and triton's public API. Run with:
+MLPGEN_TEST_GPU=1 pytest -q -m gpu"""
 
 import sys
 
@@ -9,10 +11,15 @@ import torch
 import triton
 from torch import nn
 
+from mlpgen import runtime
+from mlpgen.runtime import native
 from mlpgen.spec import MLPSpec
 from mlpgen.verify import TOLERANCE, reference, rel_error
 
 pytestmark = pytest.mark.gpu
+needs_runtime = pytest.mark.skipif(
+    runtime.unsupported("native") is not None, reason=str(runtime.unsupported("native"))
+)
 HEADLINE = (256, 512, 256)
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 
@@ -329,8 +336,9 @@ LANE_CONFIGS = {  # strategy -> (a config, whether its lane launches the kernel 
 }
 
 
+@needs_runtime
 @pytest.mark.parametrize("strategy", sorted(LANE_CONFIGS))
-def test_calls_take_the_lane(load_generated, strategy):
+def test_calls_take_the_lane(load_generated, monkeypatch, strategy):
     """After a bucket's first call, inference calls take its (Python) lane: one-launch
     strategies launch their compiled kernel directly (addresses as ints), the others run their
     plan without the general path's layers. Right on fresh inputs each call, at a batch that is
@@ -344,14 +352,14 @@ def test_calls_take_the_lane(load_generated, strategy):
     spec = MLPSpec(HEADLINE, act="gelu")
     config, launches_itself = LANE_CONFIGS[strategy]
     mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={64: entry(KernelConfig(**config))})
-    mod._NATIVE["module"] = None  # as if it could not be built
+    monkeypatch.setattr(native, "_BUILT", {"module": None})  # as if it could not be built
     fused = mod.FusedMLP().cuda()
     w = [lin.weight.detach() for lin in fused.linears]
     b = [lin.bias.detach() for lin in fused.linears]
     m = 37
     with torch.no_grad():
         fused(torch.randn(m, 256, device="cuda", dtype=torch.float16))  # plans, compiles
-        lane = mod._LANES[(0, m)]
+        lane = mod._RT.lanes[(0, m)]
         assert mod._PLANS[(0, m, False)].lane is lane
         assert (lane.run is not None, lane.call is None) == (launches_itself, launches_itself)
         if launches_itself:  # on triton 3.6 (its launcher verified) the C launch, else the launcher
@@ -408,19 +416,18 @@ class NativeLaneCase:
 
     def count(self):
         """Wrap the module's native call (again: registering a lane sets it anew)."""
-        real = self.real = self.mod._native_call
+        calls = self.mod._RT.native
+        real = self.real = calls[0]
 
         def counted(*args):
             y = real(*args)
             self.taken.append(y is not None)
             return y
 
-        self.mod._native_call = counted
+        calls[0] = counted
 
 
-@pytest.mark.skipif(
-    not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
-)
+@needs_runtime
 @pytest.mark.parametrize(
     "strategy, pdl", [("chain", False), ("chain", True), ("epilogue", False)]
 )
@@ -444,10 +451,10 @@ def test_layer_calls_take_the_native_lane(load_generated, strategy, pdl, native_
 
     with torch.no_grad():
         fused(fresh(m, 256))  # plans, compiles the layers' kernels, opens the lanes
-        native = mod._native_module()
-        assert native is not None
+        lane = native.build()
+        assert lane is not None
         threads = 0 if epilogue else 32 * config.num_warps  # of the first step: 0 for a GEMM
-        assert native.lanes(mod._native_state) == [(0, m, threads, 1, 2)]
+        assert lane.lanes(mod._RT.native[1]) == [(0, m, threads, 1, 2)]
         case.count()
         xs = [fresh(m, 256) for _ in range(6)]
         ys = [call(x) for call, x in zip((fused, lambda x: mod.mlp(x, case.w, case.b)) * 3, xs)]
@@ -457,7 +464,7 @@ def test_layer_calls_take_the_native_lane(load_generated, strategy, pdl, native_
         assert fused(xs[0], out=out) is out and close(out, xs[0]) and taken == [True]
         big = fresh(3000, 256)  # a larger batch grows the device's workspace
         assert close(fused(big), big)
-        assert mod._native_call is case.real  # registering its lane set the call again
+        assert mod._RT.native[0] is case.real  # registering its lane set the call again
         case.count()
         taken.clear()
         assert close(fused(xs[1]), xs[1]) and taken == [True]  # its old buffer, still kept
@@ -479,9 +486,7 @@ def test_layer_calls_take_the_native_lane(load_generated, strategy, pdl, native_
         assert all(close(y, x) for y, x in zip(captured, xs[:2]))
 
 
-@pytest.mark.skipif(
-    not triton.__version__.startswith("3.6."), reason="the native lane repeats triton 3.6's launch"
-)
+@needs_runtime
 @pytest.mark.parametrize("strategy", sorted(s for s, (_, own) in LANE_CONFIGS.items() if own))
 def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monkeypatch):
     """A kernel lane is given to the native lane, which takes its inference calls: right on
@@ -499,10 +504,10 @@ def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monk
 
     with torch.no_grad():
         fused(fresh(m, 256))  # plans, compiles, opens the lane
-    native = mod._native_module()
+    lane = native.build()
     threads = 32 * config.num_warps
     ctas = 16 if strategy == "cluster" else 1  # cluster: 512 hidden columns in chunks of 32
-    assert native is not None and native.lanes(mod._native_state) == [(0, m, threads, ctas, 1)]
+    assert lane is not None and lane.lanes(mod._RT.native[1]) == [(0, m, threads, ctas, 1)]
     case.count()
     with torch.no_grad():
         for call in (fused, lambda x: mod.mlp(x, w, b)) * 2:
@@ -533,10 +538,71 @@ def test_calls_take_the_native_lane(load_generated, strategy, native_cache, monk
         x = fresh(m + 1, 256)  # a new batch: its first call opens its lane
         assert close(fused(x), x) and taken == [False, False, False, False]
         lanes = [(0, m, threads, ctas, 1), (0, m + 1, threads, ctas, 1)]
-        assert native.lanes(mod._native_state) == lanes
-        assert mod._native_call is case.real  # registering a lane set it again
+        assert lane.lanes(mod._RT.native[1]) == lanes
+        assert mod._RT.native[0] is case.real  # registering a lane set it again
         case.count()
     taken.clear()
     x = fresh(m, 256).requires_grad_()
     y = fused(x)
     assert y.requires_grad and close(y.detach(), x.detach()) and taken == [False]
+
+
+@pytest.mark.parametrize("strategy", sorted(LANE_CONFIGS))
+def test_the_public_path_runs_every_strategy(load_generated, monkeypatch, strategy):
+    """MLPGEN_RUNTIME=0 (as where mlpgen.runtime is missing or refuses this triton): every
+    launch goes through kernel[grid], right at a batch no multiple of the block, one warning
+    naming why; a cluster cell, which needs the runtime's launch, runs the heuristic default's
+    cell instead."""
+    import warnings
+
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+    from mlpgen.tune import gpu_key
+
+    monkeypatch.setenv("MLPGEN_RUNTIME", "0")
+    spec = MLPSpec(HEADLINE, act="gelu")
+    cell = entry(KernelConfig(**LANE_CONFIGS[strategy][0]))
+    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={64: cell})
+    assert mod._RT is None and mod._SLOW == "MLPGEN_RUNTIME=0"
+    fused = mod.FusedMLP().cuda()
+    w = [lin.weight.detach() for lin in fused.linears]
+    b = [lin.bias.detach() for lin in fused.linears]
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for m in (37, 37, 64):
+            x = torch.randn(m, 256, device="cuda", dtype=torch.float16)
+            assert rel_error(fused(x), reference(spec, x, w, b)) <= TOLERANCE["fp16"]
+    plan = mod._PLANS[(0, 37, False)]
+    slow = [w for w in caught if "public API" in str(w.message)]
+    assert len(slow) == (plan.torch_path is None)  # once, where a kernel launched
+    if strategy == "cluster":
+        assert plan.strategy != "cluster" and plan.cfg is mod.pick_cell(mod.TUNED["default"], 37)
+    else:
+        assert plan.cfg is cell or plan.cfg == cell
+
+
+@needs_runtime
+def test_the_runtime_launches_clusters_with_opted_in_shared_memory(load_generated):
+    """mlpgen.runtime compiles a cluster kernel without launching it, sets its launch metadata
+    to its cluster size and triton's shared memory plus the receive buffer (opted in past
+    48 KiB) and launches it directly: right on fresh inputs."""
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+    from mlpgen.tune import gpu_key
+
+    spec = MLPSpec(HEADLINE, act="gelu")
+    config = KernelConfig(**LANE_CONFIGS["cluster"][0])
+    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={16: entry(config)})
+    assert mod._RT is not None and mod._RT.clusters_run(torch.empty(1, device="cuda"))
+    fused = mod.FusedMLP().cuda()
+    w = [lin.weight.detach() for lin in fused.linears]
+    b = [lin.bias.detach() for lin in fused.linears]
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(16, 256, device="cuda", dtype=torch.float16)
+            assert rel_error(fused(x), reference(spec, x, w, b)) <= TOLERANCE["fp16"]
+    kernel = mod.KERNELS[config.kernel_name]
+    ctas, buffer = mod._CLUSTER_LAUNCH[kernel]
+    compiled = [c for k, c in mod._RT.compiled.items() if k[0] is kernel]
+    assert compiled and compiled[0].packed_metadata[1] == ctas
+    assert compiled[0].packed_metadata[2] >= buffer

@@ -125,8 +125,10 @@ def test_each_timed_config_launches_its_own_kernel(tmp_path, monkeypatch):
         with torch.no_grad():
             call = hot_path(mod, config, x, weights, biases)
             assert rel_error(call(), want) <= TOLERANCE["fp16"]
-        native = mod._native_module()
-        assert native is not None and native.lanes(mod._native_state) == [(0, 37, 32 * warps, 1, 1)]
+        from mlpgen.runtime import native
+
+        lane = native.build()
+        assert lane is not None and lane.lanes(mod._RT.native[1]) == [(0, 37, 32 * warps, 1, 1)]
 
 
 def test_retune_end_to_end_writes_verified_winners(tmp_path, capsys):

@@ -195,9 +195,11 @@ def test_dtype_conversions_are_refused_at_forward(gelu_mod):
     x = torch.randn(3, 20)
     with pytest.raises(TypeError, match="mlpgen --widths 20,33,7 --act gelu --dtype fp16"):
         gelu_mod.FusedMLP().half()(x.half())
-    with pytest.raises(TypeError, match="weights are torch.float64.*fp16, bf16, fp32 modules"):
+    with pytest.raises(
+        TypeError, match="layer 0 weight is torch.float64.*fp16, bf16, fp32 modules"
+    ):
         gelu_mod.FusedMLP().double()(x.double())
-    with pytest.raises(TypeError, match="expected a torch.float32 input.*--dtype bf16"):
+    with pytest.raises(TypeError, match="the input is torch.bfloat16.*--dtype bf16"):
         gelu_mod.FusedMLP()(x.bfloat16())
 
 
@@ -312,7 +314,7 @@ def test_parametrized_weights_and_functional_call(gelu_mod):
 def test_epilogue_path_is_dispatched_and_matches_the_reference(load_generated, act):
     """A bucket won by the cuBLASLt-epilogue strategy runs the module's `epilogue` (on the CPU
     torch's fallback computes the same layers); gelu (erf) has no exact epilogue, so its
-    modules have none."""
+    modules have none, and neither has a module whose table has no epilogue cell."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
     from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
@@ -329,6 +331,8 @@ def test_epilogue_path_is_dispatched_and_matches_the_reference(load_generated, a
     assert calls and rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
     gelu, _ = load_generated(MLPSpec((24, 40, 9), act="gelu"))
     assert set(gelu._TORCH_PATHS) == {"torch"} and not hasattr(gelu, "epilogue")
+    unused, _ = load_generated(MLPSpec((24, 40, 9), act=act, dtype="fp32"))  # no epilogue cell
+    assert set(unused._TORCH_PATHS) == {"torch"} and not hasattr(unused, "epilogue")
 
 
 def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tmp_path, capsys):
@@ -364,7 +368,7 @@ def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tm
     assert mod._Plan(chosen, rows, x, shared_ws=False).ws is None
     y = mod._execute(in_capture, x, weights, biases, private=True)
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
-    assert not mod._SPLIT_WORKSPACES  # neither touched the shared workspace
+    assert not mod._WORKSPACES  # neither touched the shared workspace
     assert main(["show", str(path)]) == 0
     assert f"in a CUDA graph: {graph.kernel_name}  4.10 us GPU" in capsys.readouterr().out
 
@@ -377,7 +381,8 @@ def test_older_gpus_get_the_exact_activation_helpers(load_generated, monkeypatch
     from types import SimpleNamespace
 
     mod, _ = load_generated(MLPSpec((16, 32, 8), act="silu", dtype="fp16"))
-    assert set(mod._PACKED_EXACT) == {"_silu_f16"}
+    swapped = {name for _, helpers in mod._SWAPS for name in helpers}
+    assert swapped == {"_tanh", "_silu_f16", "_pdl_wait", "_pdl_release"}
     # stand-ins for the inline-asm helpers (the interpreter has the exact ones)
     approx, packed = object(), object()
     for (major, minor), tanh, silu in (
@@ -395,14 +400,19 @@ def test_older_gpus_get_the_exact_activation_helpers(load_generated, monkeypatch
 
 
 def test_tma_kernels_get_an_allocator_only_where_none_is_set(load_generated):
-    """stream_tma's descriptors need triton's allocator (a context variable, unset by default):
+    """stream's TMA descriptors need triton's allocator (a context variable, unset by default):
     _tma_ready sets the module's own where none is set, keeps a caller's, and refuses (leaving
     it alone) inputs whose base is not 16-byte aligned."""
     import contextvars
 
     from triton.runtime import _allocation
 
-    mod, _ = load_generated(MLPSpec((40, 72, 24), act="gelu", dtype="fp16"))
+    from mlpgen.emit import entry
+    from mlpgen.spec import KernelConfig
+
+    tma = KernelConfig("stream", block_m=16, block_n=16, chunk=32, tma=True)
+    spec = MLPSpec((40, 72, 24), act="gelu", dtype="fp16")
+    mod, _ = load_generated(spec, gpu_key="GPU|sm90|132", table={1: entry(tma)})
     x = torch.zeros(8, 40, dtype=torch.float16)
     weights = [torch.zeros(72, 40, dtype=torch.float16), torch.zeros(24, 72, dtype=torch.float16)]
 

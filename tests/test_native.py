@@ -1,6 +1,6 @@
-"""The generated module's native lane on the CPU: its C++ builds against this torch and loads,
-keeps its lanes, declines what is not a CUDA call, and the module stays usable when it cannot be
-built. (Its launches are GPU facts: tests/test_gpu_module.py::test_calls_take_the_native_lane.)"""
+"""mlpgen.runtime's native lane on the CPU: its C++ (a file of the package) builds against this
+torch and loads, keeps its lanes, declines what is not a CUDA call, and modules stay usable when
+it cannot be built. (Its launches are GPU facts: tests/test_gpu_module.py.)"""
 
 import shutil
 import types
@@ -8,49 +8,61 @@ import warnings
 
 import pytest
 import torch
+import triton
 
+from mlpgen.runtime import native
+from mlpgen.runtime.lanes import ModuleRuntime
 from mlpgen.spec import MLPSpec
 
 SPEC = MLPSpec((8, 12, 5), act="gelu", dtype="fp32")
+NUMELS, ROWS = [96, 12, 60, 5], [12, 0, 5, 0]  # w0, b0, w1, b1: a weight's rows, 0 for a bias
+needs_compiler = pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler (c++)")
 
 
 @pytest.fixture
-def module(load_generated, monkeypatch, native_cache):
+def fresh(monkeypatch, native_cache):
+    """The native lane as on a triton it supports, built (or found) in the session's cache."""
     monkeypatch.setenv("MLPGEN_CACHE", native_cache)
     monkeypatch.delenv("MLPGEN_NATIVE", raising=False)
-    return load_generated(SPEC)[0]
+    monkeypatch.setattr(triton, "__version__", "3.6.0")
+    monkeypatch.setattr(native, "_BUILT", {})
 
 
-@pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler (c++) on this machine")
-def test_builds_once_and_keeps_lanes(module, native_cache, load_generated, tmp_path):
-    path = module.build_native_lane()  # what a container build would call
-    native = module._native_module()
-    assert native is not None and path == native.__file__ and path.startswith(native_cache)
-    state = native.state(torch.empty(0), 8, 5, [96, 12, 60, 5], False)
-    assert native.lanes(state) == []
+@needs_compiler
+def test_builds_once_and_keeps_lanes(fresh, native_cache, monkeypatch):
+    lane = native.build()
+    assert lane is not None and lane.__file__.startswith(native_cache)
+    assert native.SOURCE.name == "native_lane.cpp" and native.SOURCE.is_file()
+    state = lane.state(torch.empty(0), 8, 5, NUMELS, ROWS, False)
+    assert lane.lanes(state) == []
+    with pytest.raises(ValueError, match="one entry a parameter"):
+        lane.state(torch.empty(0), 8, 5, NUMELS, ROWS[:2], False)
     x, params = (
         torch.randn(3, 8),
-        [torch.randn(96), torch.randn(12), torch.randn(60), torch.randn(5)],
+        [torch.randn(12, 8), torch.randn(12), torch.randn(5, 12), torch.randn(5)],
     )
     args = ([-2, -3, 0, 1, 2, 3, -1], [0, 0, 0, 0, 0, 0, 3], [])
-    native.add(state, 0, 3, 0, 1, 1, 4, 0, 1, False, False, *args)
-    native.add(state, 0, 7, 0, 1, 1, 4, 0, 1, False, False, *args)
-    native.add(state, 0, 3, 0, 2, 1, 8, 0, 1, False, False, *args)  # replaces (0, 3)
-    native.add(state, 0, 9, 0, 1, 1, 4, 0, 8, False, False, *args)  # clusters of 8 CTAs
-    assert native.lanes(state) == [(0, 3, 256, 1, 1), (0, 7, 128, 1, 1), (0, 9, 128, 8, 1)]
+    native_ = lane
+    native_.add(state, 0, 3, 0, 1, 1, 4, 0, 1, False, False, *args)
+    native_.add(state, 0, 7, 0, 1, 1, 4, 0, 1, False, False, *args)
+    native_.add(state, 0, 3, 0, 2, 1, 8, 0, 1, False, False, *args)  # replaces (0, 3)
+    native_.add(state, 0, 9, 0, 1, 1, 4, 0, 8, False, False, *args)  # clusters of 8 CTAs
+    assert native_.lanes(state) == [(0, 3, 256, 1, 1), (0, 7, 128, 1, 1), (0, 9, 128, 8, 1)]
     # chain: more kernels for a lane, launched after its first (here a layer's input and output
     # at fixed addresses, -1, and its parameters 2 and 3)
     layer = ([-1, -3, 2, 3, -1], [4096, 0, 0, 0, 3], [])
-    native.extend(state, 0, 7, 0, 4, 1, 2, 0, 1, False, True, *layer)
-    assert native.lanes(state)[1] == (0, 7, 128, 1, 2)  # the first kernel's shape, two kernels
-    native.add(state, 0, 7, 0, 1, 1, 4, 0, 1, False, False, *args)  # a new lane: one again
-    assert native.lanes(state)[1] == (0, 7, 128, 1, 1)
+    native_.extend(state, 0, 7, 0, 4, 1, 2, 0, 1, False, True, *layer)
+    assert native_.lanes(state)[1] == (0, 7, 128, 1, 2)  # the first kernel's shape, two kernels
+    native_.add(state, 0, 7, 0, 1, 1, 4, 0, 1, False, False, *args)  # a new lane: one again
+    assert native_.lanes(state)[1] == (0, 7, 128, 1, 1)
     # layered, epilogue: cuBLASLt GEMM steps (their success is a GPU fact: cuBLASLt, a CUDA
     # workspace); everything a step's registration checks refused here, the lane as it was
     ws = torch.empty(64, dtype=torch.uint8)
 
     def gemm(extend=True, m=7, k=12, n=5, source=-1, sink=-3, weight=2, bias=3, epilogue=4, w=ws):
-        native.gemm(state, extend, 0, m, k, n, source, 4096, sink, 0, weight, bias, epilogue, w, ())
+        native_.gemm(
+            state, extend, 0, m, k, n, source, 4096, sink, 0, weight, bias, epilogue, w, ()
+        )
 
     with pytest.raises(KeyError, match="no lane to extend"):
         gemm(m=11)
@@ -70,76 +82,85 @@ def test_builds_once_and_keeps_lanes(module, native_cache, load_generated, tmp_p
         gemm(w="w")
     with pytest.raises(ValueError, match="not a CUDA tensor"):
         gemm()  # a CPU workspace
-    assert native.lanes(state)[1] == (0, 7, 128, 1, 1)
-    native.remove(state, 0, 7)
-    native.remove(state, 0, 11)  # none: nothing to do
-    assert [lane[1] for lane in native.lanes(state)] == [3, 9]
+    assert native_.lanes(state)[1] == (0, 7, 128, 1, 1)
+    native_.remove(state, 0, 7)
+    native_.remove(state, 0, 11)  # none: nothing to do
+    assert [lane[1] for lane in native_.lanes(state)] == [3, 9]
     with pytest.raises(ValueError, match="at least 1"):
-        native.add(state, 0, 5, 0, 1, 1, 4, 0, 0, False, False, *args)
-    assert native.call(state, x, params, None) is None  # a CPU tensor: not the lane's call
-    assert native.call(state, "x", params, None) is None
+        native_.add(state, 0, 5, 0, 1, 1, 4, 0, 0, False, False, *args)
+    assert native_.call(state, x, params, None) is None  # a CPU tensor: not the lane's call
+    assert native_.call(state, "x", params, None) is None
     with pytest.raises(ValueError, match="names no argument"):
-        native.add(state, 0, 5, 0, 1, 1, 4, 0, 1, False, False, [-2, -3, 4], [0, 0, 0], [])
+        native_.add(state, 0, 5, 0, 1, 1, 4, 0, 1, False, False, [-2, -3, 4], [0, 0, 0], [])
     with pytest.raises(ValueError, match="differ in length"):
-        native.add(state, 0, 5, 0, 1, 1, 4, 0, 1, False, False, [-2, -3], [0], [])
+        native_.add(state, 0, 5, 0, 1, 1, 4, 0, 1, False, False, [-2, -3], [0], [])
     with pytest.raises(TypeError):
-        native.call(state, x)
-    # another generated module (another spec) loads the same build: nothing compiles again
-    other = load_generated(MLPSpec((8, 4), act="relu", dtype="fp32"))[0]
-    other.subprocess = types.SimpleNamespace(run=None)  # a compile would call it and fail
-    assert other._native_module().__file__ == native.__file__
+        native_.call(state, x)
+    # another process (here: a forgotten build) loads the same file: nothing compiles again
+    monkeypatch.setattr(native, "_BUILT", {})
+    monkeypatch.setattr(native, "subprocess", types.SimpleNamespace(run=None))  # would fail
+    assert native.build().__file__ == native_.__file__
 
 
-@pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ compiler (c++) on this machine")
-def test_the_tuners_hot_path_forgets_earlier_lanes(module):
+@needs_compiler
+def test_the_tuners_hot_path_forgets_earlier_lanes(fresh, load_generated, monkeypatch):
     """measure.hot_path times config after config on one candidate module (a kernel's warps and
     stages variants share it), each through the module's calls: the native lanes of the earlier
-    configs must go, or they take the calls and launch their own kernels (run95's tunes timed
-    every variant of a kernel as the first one timed). Whether calls check for a CUDA-graph
+    configs must go, or they take the calls and launch their own kernels (and every variant of
+    a kernel would be timed as the first one timed). Whether calls check for a CUDA-graph
     capture follows the new table too."""
-    from mlpgen.emit import GRAPH, entry
+    from mlpgen.emit import entry
     from mlpgen.measure import hot_path
     from mlpgen.space import heuristic_config
     from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
 
-    native = module._native_module()
-    module._native_state = native.state(torch.empty(0), 8, 5, [96, 12, 60, 5], False)
-    module._native_call = native.call
+    module = load_generated(SPEC)[0]
+    rt = ModuleRuntime(vars(module))
+    monkeypatch.setattr(module, "_RT", rt)
+    lane = native.build()
+    rt.native[:] = [lane.call, lane.state(torch.empty(0), 8, 5, NUMELS, ROWS, False)]
     config = heuristic_config(SPEC, 3)
     x, w, b = random_problem(SPEC, 3)
     call = hot_path(module, config, x, w, b)
-    assert module._native_state is None and module._native_call is None
+    assert rt.native == [None, None]
     assert rel_error(call(), reference(SPEC, x, w, b)) <= TOLERANCE["fp32"]
     assert not module._GRAPH_CELLS
     cell = entry(config)
-    module.TUNED = {"default": {1: cell | {GRAPH + k: v for k, v in cell.items()}}}
+    module.TUNED = {"default": {1: cell | {"graph": cell}}}
     module._forget_dispatch()
     assert module._GRAPH_CELLS
 
 
-def test_off_and_unbuildable_leave_the_python_lane(load_generated, monkeypatch, tmp_path):
+def test_off_unsupported_and_unbuildable_leave_the_python_lane(
+    fresh, load_generated, monkeypatch, tmp_path
+):
     monkeypatch.setenv("MLPGEN_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("MLPGEN_NATIVE", "0")
-    mod = load_generated(SPEC)[0]
-    assert mod.build_native_lane() is None and not (tmp_path / "cache").exists()
+    assert native.build() is None and not (tmp_path / "cache").exists()
+    monkeypatch.setattr(native, "_BUILT", {})
     monkeypatch.setenv("MLPGEN_NATIVE", "1")
+    monkeypatch.setattr(triton, "__version__", "3.99.0")  # a C launch it does not know
+    assert native.build() is None and not (tmp_path / "cache").exists()
+    monkeypatch.setattr(native, "_BUILT", {})
+    monkeypatch.setattr(triton, "__version__", "3.6.0")
     monkeypatch.setenv("CXX", "false")  # a compiler that fails
-    mod = load_generated(MLPSpec((8, 6), act="relu", dtype="fp32"))[0]
     with pytest.warns(UserWarning, match="native lane could not be built.*MLPGEN_NATIVE=0"):
-        assert mod._native_module() is None
+        assert native.build() is None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert mod._native_module() is None  # one warning, no second build
+        assert native.build() is None  # one warning, no second build
+    mod = load_generated(MLPSpec((8, 6), act="relu", dtype="fp32"))[0]
     assert list((tmp_path / "cache" / "native").iterdir()) == []  # no half-written file
     x = torch.randn(4, 8)
     fused = mod.FusedMLP()
     assert torch.allclose(fused(x), fused.to_module()(x))
 
 
-def test_arguments_follow_the_compiled_signature(module):
+def test_arguments_follow_the_compiled_signature():
     """What native_lane.cpp's add is given: the kernel's arguments that triton did not
     specialise to constants, each the input, output, a parameter or a fixed integer."""
-    n = module._CALLER_TENSORS  # x, y, w0, b0, w1, b1
+    n = 6  # x, y, w0, b0, w1, b1
+    roles = (-2, -3, 0, 1, 2, 3)
     ptr = "*fp32"
 
     def compiled(*kinds):
@@ -147,16 +168,16 @@ def test_arguments_follow_the_compiled_signature(module):
 
     args = [0] * n + [37, 4096]
     kinds = [ptr] * n + ["i32", "*i32"]
-    assert module._native_arguments(compiled(*kinds), args) == (
+    assert native.arguments(compiled(*kinds), args, roles) == (
         [-2, -3, 0, 1, 2, 3, -1, -1],
         [0, 0, 0, 0, 0, 0, 37, 4096],
     )
     kinds[3] = kinds[-2] = "constexpr"  # b0 and M specialised away
-    assert module._native_arguments(compiled(*kinds), args) == (
+    assert native.arguments(compiled(*kinds), args, roles) == (
         [-2, -3, 0, 2, 3, -1],
         [0] * 5 + [4096],
     )
-    assert module._native_arguments(compiled(*kinds[:-1]), args) is None  # a count that differs
+    assert native.arguments(compiled(*kinds[:-1]), args, roles) is None  # a count that differs
     kinds[-2] = "fp32"  # a float argument: the Python lane's
-    assert module._native_arguments(compiled(*kinds), args) is None
-    assert module._native_arguments(types.SimpleNamespace(), args) is None  # no signature
+    assert native.arguments(compiled(*kinds), args, roles) is None
+    assert native.arguments(types.SimpleNamespace(), args, roles) is None  # no signature

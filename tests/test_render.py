@@ -55,15 +55,20 @@ def test_write_module_merges_gpus_and_refuses_other_specs(tmp_path):
     write_module(path, spec, "GPU B|sm80|108", {1: dict(cell, kernel="", us=2.0)}, {"seed": 2})
     _, tuned, prov = read_module(path)
     assert set(tuned) == {"default", "GPU A|sm90|132", "GPU B|sm80|108"}
-    assert tuned["GPU A|sm90|132"][1]["us"] == 1.0 and prov["GPU B|sm80|108"] == {"seed": 2}
+    assert tuned["GPU A|sm90|132"][1]["us"] == 1.0 and prov["GPU B|sm80|108"]["seed"] == 2
+    assert (
+        prov["GPU B|sm80|108"]["command"]
+        == "mlpgen --widths 16,16 --act gelu --dtype fp16 --seed 2"
+    )
     with pytest.raises(SpecError, match="holds"):
         write_module(path, MLPSpec((16, 8)))
 
 
 def test_cells_of_an_earlier_version_read_back_current(tmp_path):
     """A module written when GELU's erf was a searched field (fast_erf, kernel names ending
-    in _erf) reads back without the field and with today's kernel names, graph winner too, so
-    re-rendering it defines the kernels its table names."""
+    in _erf) and the CUDA-graph winner was stored as graph_-prefixed fields reads back without
+    the field, with today's kernel names and the winner as the cell's "graph" sub-cell, so
+    re-rendering (or re-tuning) it defines the kernels its table names."""
     spec = MLPSpec((64, 96, 32), act="gelu")
     chain = KernelConfig("chain", block_m=64, block_n=64, block_k=64)
     cell = dict(chain.to_dict(), fast_erf=1, kernel=chain.kernel_name + "_erf", us=3.0)
@@ -73,8 +78,9 @@ def test_cells_of_an_earlier_version_read_back_current(tmp_path):
     assert text.count('fast_erf": 1') == 2 and '_erf"' in text
     path.write_text(text)
     got = read_module(path)[1]["GPU|sm90|132"][1024]
-    assert "fast_erf" not in got and "graph_fast_erf" not in got and got["us"] == 3.0
-    assert got["kernel"] == got["graph_kernel"] == chain.kernel_name
+    assert not any(k.startswith("graph_") for k in got) and "fast_erf" not in got["graph"]
+    assert "fast_erf" not in got and got["us"] == 3.0 == got["graph"]["us"]
+    assert got["kernel"] == got["graph"]["kernel"] == chain.kernel_name
     write_module(path, spec, buckets=(1024,))
     assert "_erf" not in path.read_text().replace("_tanh", "")
 
@@ -156,7 +162,7 @@ def test_stream_is_two_layers_only():
 def test_packed_activation_helpers_only_for_fp16_and_in_plain_strings(tmp_path):
     """fp16 modules get a packed helper for their tanh-family activations (none for relu, none
     in bf16 or fp32), its PTX in plain string literals: torch.compile copies the helper's source
-    into its own file, where an escaped newline became a broken literal (H200, run25)."""
+    into its own file, where an escaped newline would become a broken literal."""
     for spec, helpers in (
         (MLPSpec((16, 32, 8), act="silu", out_act="sigmoid"), {"_silu_f16", "_sigmoid_f16"}),
         (MLPSpec((16, 32, 8), act="relu"), set()),

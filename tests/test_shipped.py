@@ -2,6 +2,7 @@
 correct under the interpreter (bf16 ones structurally only: the interpreter's bf16 dot is wrong)."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -25,8 +26,11 @@ def test_tables_are_consistent(path):
     assert "default" in tuned
     mod = load_module(path)
     for key, table in tuned.items():
-        if key != "default":
+        if key != "default":  # made by one command, named with its versions and no run ids
             assert provenance[key]["trials"] > 0
+            assert provenance[key]["command"].startswith(f"mlpgen --widths {spec.widths[0]},")
+            assert {"date", "torch", "triton", "mlpgen"} <= set(provenance[key])
+            assert not re.search(r"\brun\d", repr(provenance[key]))
             assert path.with_suffix(".trials.json").exists()
         for bucket, cell in table.items():
             assert bucket >= 1
@@ -53,7 +57,13 @@ def test_every_dispatched_kernel_is_correct(path):
             "(test_gpu_kernels.py::test_shipped_winners_for_this_gpu_are_correct)"
         )
     mod = load_module(path)
-    cells = {c["kernel"]: c for t in tuned.values() for c in t.values() if c["kernel"]}
+    cells = {
+        c["kernel"]: c
+        for t in tuned.values()
+        for cell in t.values()
+        for c in (cell, cell.get("graph"))  # the CUDA-graph sub-cell's kernel too
+        if c and c["kernel"]
+    }
     m = 21  # not a multiple of any block_m
     x, weights, biases = random_problem(spec, m)
     ref = reference(spec, x, weights, biases)

@@ -675,8 +675,13 @@ def test_an_unbuildable_native_lane_is_not_tried_by_the_workers(tmp_path, monkey
     the workers (spawned: they inherit the environment) are told not to try again."""
     import os
 
+    import triton
+
+    from mlpgen.runtime import native
     from mlpgen.tune import build_native_lane
 
+    monkeypatch.setattr(triton, "__version__", "3.6.0")  # a triton the native lane supports
+    monkeypatch.setattr(native, "_BUILT", {})
     monkeypatch.setenv("MLPGEN_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("MLPGEN_NATIVE", "1")  # restored after the test, whatever the tuner sets
     monkeypatch.setenv("CXX", "false")

@@ -14,27 +14,31 @@ from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
 
 HEADLINE = MLPSpec((256, 512, 256))
 H200_SHARED = 232448
+KEY = "test|sm0|0"
 
 
 @pytest.mark.interpret
-def test_a_cell_takes_the_torch_path_where_clusters_cannot_run(load_generated):
-    """The kernel's PTX (thread-block clusters, distributed shared memory) runs on sm_90 GPUs
-    only; in the interpreter (and on CPU tensors, older GPUs, a triton without its C launch) a
-    cluster cell's rows take the torch path: right, through FusedMLP and mlp(), and the plan
-    holds no kernel."""
+def test_a_cluster_cell_runs_the_default_where_clusters_cannot_run(load_generated):
+    """The cluster kernel's PTX (thread-block clusters, distributed shared memory) and its launch
+    (shared memory past triton's own) need an sm_90 GPU and mlpgen.runtime; in the interpreter
+    (and on CPU tensors, older GPUs, the public launch path) a cluster cell's rows run the
+    heuristic default's cell, or the torch path where that is a cluster cell too: right,
+    through FusedMLP and mlp(). (tests/test_gpu_kernels.py runs the kernel on the GPU.)"""
     spec = MLPSpec((100, 250, 70), act="silu", dtype="fp32")
     cfg = KernelConfig("cluster", block_m=16, chunk=64, block_k=128, num_warps=4)
-    mod, _ = load_generated(spec)
-    mod.TUNED["default"] = {1: entry(cfg)}  # the interpreter runs the default table
-    mod._forget_dispatch()
+    cell = entry(cfg)
+    mod, _ = load_generated(spec, gpu_key=KEY, table={1: cell})  # its kernel is in the module
     x, weights, biases = random_problem(spec, 19, device="cpu")
-    plan = mod._Plan(mod.config_for(19, "default"), 19, x)
-    assert plan.cfg["strategy"] == "cluster" and plan.kernel is None
-    assert plan.torch_path is mod.reference and not mod._clusters_run(x)
-    # this triton packs launch metadata as the cluster launch rewrites it (on the GPU: run)
-    assert mod._cluster_metadata_known()
     want = reference(spec, x, weights, biases)
-    assert rel_error(mod._launch(x, weights, biases, plan.cfg), want) <= TOLERANCE["fp32"]
+    assert mod._RT is None and not mod._RUNNABLE["cluster"](x)
+    plan = mod._Plan(cell, 19, x)
+    assert plan.cfg is mod.pick_cell(mod.TUNED["default"], 19) and plan.strategy != "cluster"
+    assert rel_error(mod._launch(x, weights, biases, cell), want) <= TOLERANCE["fp32"]
+    mod.TUNED["default"] = {1: cell}  # the interpreter runs the default table
+    mod._forget_dispatch()
+    plan = mod._Plan(mod.config_for(19, "default"), 19, x)
+    assert plan.cfg == {"strategy": "torch"} and plan.torch_path is mod.reference
+    assert plan.kernel is None
     params = [p for pair in zip(weights, biases) for p in pair]
     assert rel_error(mod.mlp(x, weights, biases), want) <= TOLERANCE["fp32"]
     fused = mod.FusedMLP()

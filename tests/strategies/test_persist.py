@@ -39,25 +39,9 @@ def test_kernel_matches_reference(run_configs, widths, act, out_act, dtype, bias
     for err in errors:
         assert err <= TOLERANCE[dtype]
     if spec.depth > 1:  # one program waits for no one: the barrier counter stays untouched
-        [(rows, hidden, sync)] = mod._WORKSPACES.values()
+        [(rows, (*hidden, sync))] = mod._WORKSPACES.values()
         assert rows >= m and [h.shape[1] for h in hidden] == list(widths[1:-1])
         assert sync.tolist() == [0]
-
-
-def test_grid_counts_each_layers_tiles(load_generated, monkeypatch):
-    """The grid on a GPU: up to one program per SM, as many as the layer with the most tiles
-    has, the last layer counted in its own tile width (last_block_n)."""
-    spec = MLPSpec((256, 64, 256))  # a narrow hidden layer: the last one has the most tiles
-    plain = KernelConfig(strategy="persist", block_m=64, block_n=64, num_stages=3)
-    narrow = KernelConfig(strategy="persist", block_m=64, block_n=64, num_stages=3, last_block_n=16)
-    table = {1: entry(plain), 2: entry(narrow)}
-    mod, _ = load_generated(spec, gpu_key=KEY, table=table)
-    monkeypatch.setattr(mod, "_INTERPRET", False)  # as on a GPU of 132 SMs
-    monkeypatch.setattr(mod, "_sm_count", lambda x: 132)
-    x = torch.zeros(1, 256)
-    assert mod._grid(table[1], 256, x) == (4 * 4, 1)  # 4 row blocks x 4 last tiles
-    assert mod._grid(table[2], 256, x) == (4 * 16, 1)  # 16 last tiles of 16 columns
-    assert mod._grid(table[2], 1024, x) == (132, 1)  # 256 tiles: one program per SM
 
 
 def test_last_tiles_are_narrower_ones_up_to_their_bucket():
@@ -90,3 +74,19 @@ def test_tiles_that_do_not_fit_or_repeat_a_narrower_kernel_are_dropped():
     narrow = MLPSpec((64, 16, 10))
     assert "same kernel" in infeasible_reason(narrow, KernelConfig("persist", block_n=64))
     assert infeasible_reason(narrow, KernelConfig("persist", block_n=32)) is None
+
+
+def test_persist_grid_counts_each_layers_tiles(load_generated, monkeypatch):
+    """persist's grid on a GPU: up to one program per SM, as many as the layer with the most
+    tiles has, the last layer counted in its own tile width (last_block_n)."""
+    spec = MLPSpec((256, 64, 256))  # a narrow hidden layer: the last one has the most tiles
+    plain = KernelConfig(strategy="persist", block_m=64, block_n=64, num_stages=3)
+    narrow = KernelConfig(strategy="persist", block_m=64, block_n=64, num_stages=3, last_block_n=16)
+    table = {1: entry(plain), 2: entry(narrow)}
+    mod, _ = load_generated(spec, gpu_key=KEY, table=table)
+    monkeypatch.setattr(mod, "_INTERPRET", False)  # as on a GPU of 132 SMs
+    monkeypatch.setattr(mod, "_sm_count", lambda x: 132)
+    x = torch.zeros(1, 256)
+    assert mod._grid_persist(table[1], 256, x) == (4 * 4, 1)  # 4 row blocks x 4 last tiles
+    assert mod._grid_persist(table[2], 256, x) == (4 * 16, 1)  # 16 last tiles of 16 columns
+    assert mod._grid_persist(table[2], 1024, x) == (132, 1)  # 256 tiles: one program per SM

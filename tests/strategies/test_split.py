@@ -31,7 +31,7 @@ def test_kernel_matches_reference(run_configs, widths, act, out_act, dtype, bias
     for _ in range(2):
         errors, mod = run_configs(spec, CONFIGS, m, with_module=True)
         assert all(err <= TOLERANCE[dtype] for err in errors), errors
-    [(rows, acc, counts)] = mod._SPLIT_WORKSPACES.values()
+    [(rows, (acc, counts))] = mod._WORKSPACES.values()
     assert rows >= m and acc.shape == (rows, widths[-1]) and acc.dtype == torch.float32
     assert not acc.any() and not counts.any()
 

@@ -75,11 +75,6 @@ def test_tma_kernel_matches_reference(run_configs, widths, act, out_act, dtype, 
 
 
 @pytest.mark.interpret
-@pytest.mark.xfail(
-    strict=True,
-    reason="the generated module still tells TMA cells by the strategy name stream_tma "
-    "(templates/module_dispatch.j2's _TMA); it must read the cell's tma field",
-)
 def test_a_misaligned_input_takes_the_torch_path_with_tma(load_generated):
     """TMA needs 16-byte aligned bases: a view one element into its storage runs the torch
     path instead (the kernel would fault on a GPU), an aligned one the kernel."""

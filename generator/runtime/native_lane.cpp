@@ -1,8 +1,7 @@
 // mlpgen's native lane: a generated module's inference call (checks, output allocation, kernel
-// launch) in one C++ function, the Python lane's kernel-lane call without the interpreter: on
-// the H200's host 7.4 us a call at batch 1 against the Python lane's 11.8 (BENCHMARKS.md, run83).
-// Every generated module carries this source and builds it once per machine (torch's headers,
-// triton's cuda.h); where the build or a check fails, calls take the Python lane as before.
+// launch) in one C++ function, the Python lane's kernel-lane call without the interpreter around
+// triton's C launch. mlpgen.runtime builds it once per machine (torch's headers, triton's
+// cuda.h); where the build or a check fails, calls take the Python lane.
 //
 // A lane launches one kernel (every one-launch strategy) or several steps in turn, each a
 // Triton kernel or a cuBLASLt GEMM with its epilogue (chain: a kernel a layer; layered: kernels,
@@ -192,6 +191,7 @@ struct State {
   c10::ScalarType dtype;
   int64_t k0, n;
   std::vector<int64_t> numels;  // of each parameter
+  std::vector<int64_t> rows;    // a weight's size(0) (it is 2-D), 0 for a bias (1-D)
   bool capture;                 // decline calls under stream capture (graph winners exist)
   std::vector<Lane*> lanes;
 };
@@ -234,12 +234,13 @@ bool plain(const at::Tensor& t, const State* s, int device) {
          t.get_device() == device && !t.is_neg() && !t.is_conj() && t.is_contiguous();
 }
 
-// state(like, k0, n, numels, capture) -> capsule; like: a tensor of the module's dtype
+// state(like, k0, n, numels, rows, capture) -> capsule; like: a tensor of the module's dtype;
+// rows: a weight's first size (it is 2-D), 0 for a bias (1-D): with numels, their shapes
 PyObject* new_state(PyObject*, PyObject* args) {
   int capture;
   long long k0, n;
-  PyObject *like, *numels;
-  if (!PyArg_ParseTuple(args, "OLLOp", &like, &k0, &n, &numels, &capture)) return nullptr;
+  PyObject *like, *numels, *rows;
+  if (!PyArg_ParseTuple(args, "OLLOOp", &like, &k0, &n, &numels, &rows, &capture)) return nullptr;
   if (!THPVariable_Check(like)) {
     PyErr_SetString(PyExc_TypeError, "like must be a tensor");
     return nullptr;
@@ -255,6 +256,18 @@ PyObject* new_state(PyObject*, PyObject* args) {
     s->numels.push_back(PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i)));
   }
   Py_DECREF(seq);
+  seq = PySequence_Fast(rows, "rows must be a sequence");
+  if (seq == nullptr) {
+    delete s;
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
+    s->rows.push_back(PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i)));
+  }
+  Py_DECREF(seq);
+  if (!PyErr_Occurred() && s->rows.size() != s->numels.size()) {
+    PyErr_SetString(PyExc_ValueError, "rows and numels must have one entry a parameter");
+  }
   if (PyErr_Occurred()) {
     delete s;
     return nullptr;
@@ -659,7 +672,9 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
   for (Py_ssize_t i = 0; i < count; ++i) {
     if (!exact_tensor(items[i])) Py_RETURN_NONE;
     const at::Tensor& p = THPVariable_Unpack(items[i]);
-    if (!plain(p, s, device) || p.numel() != s->numels[i] || (grad && p.requires_grad())) {
+    bool shaped = p.numel() == s->numels[i] &&
+                  (s->rows[i] == 0 ? p.dim() == 1 : p.dim() == 2 && p.size(0) == s->rows[i]);
+    if (!plain(p, s, device) || !shaped || (grad && p.requires_grad())) {
       Py_RETURN_NONE;
     }
     addresses[i] = reinterpret_cast<uintptr_t>(p.data_ptr());
@@ -743,7 +758,7 @@ PyObject* lanes(PyObject*, PyObject* capsule) {
 }
 
 PyMethodDef methods[] = {
-    {"state", new_state, METH_VARARGS, "state(like, k0, n, numels, capture) -> capsule"},
+    {"state", new_state, METH_VARARGS, "state(like, k0, n, numels, rows, capture) -> capsule"},
     {"add", add, METH_VARARGS, "add a lane for (device, m)"},
     {"extend", extend, METH_VARARGS, "one more kernel for the lane of (device, m)"},
     {"gemm", gemm, METH_VARARGS, "a cuBLASLt GEMM step for the lane of (device, m)"},

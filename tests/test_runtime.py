@@ -1,15 +1,21 @@
-"""The generated module's lane (the inference fast path: the compiled kernel's launcher called
-with the tensors' addresses), on the CPU: a fake launcher stands in for the compiled kernel and
-writes the reference result at the output address it is given, so these tests check what the
-lane passes (argument order, grid, stream, workspace) and when it steps aside for the general
-path. The lane with real kernels is checked on the GPU (tests/test_gpu_module.py)."""
+"""mlpgen.runtime on the CPU: its version gate, how a generated module attaches to it (or says
+once why it launches through triton's public API), and its lanes (the inference fast path: the
+compiled kernel's launcher called with the tensors' addresses). A fake launcher stands in for
+the compiled kernel and writes the reference result at the output address it is given, so these
+tests check what a lane passes (argument order, grid, stream, workspace) and when it steps aside
+for the module's general path. The lanes with real kernels run in tests/test_gpu_module.py."""
 
 import ctypes
 import types
+import warnings
 
 import pytest
 import torch
+import triton
 
+from mlpgen import runtime
+from mlpgen.runtime import lanes, native
+from mlpgen.runtime.lanes import ModuleRuntime
 from mlpgen.spec import MLPSpec
 
 SPEC = MLPSpec((20, 33, 7), act="gelu", dtype="fp32")
@@ -34,22 +40,33 @@ class FakeLaunch:
         ctypes.memmove(args[1], y.data_ptr(), y.nbytes)
 
 
+def attach(mod, monkeypatch, fast=True):
+    """A ModuleRuntime for a module loaded on the CPU, its lean call in the module's hands (as
+    _attach_runtime arranges where the runtime accepts the installed triton)."""
+    rt = ModuleRuntime(vars(mod))
+    rt.fast = fast
+    monkeypatch.setattr(mod, "_RT", rt)
+    monkeypatch.setattr(mod, "_lean", rt.lean)
+    monkeypatch.setattr(lanes, "_current_device", lambda: -1)  # a CPU tensor's get_device()
+    monkeypatch.setattr(lanes, "_raw_stream", lambda device: 77)
+    return rt
+
+
 @pytest.fixture
 def laned(load_generated, monkeypatch):
     """(module, FusedMLP, fake launcher): the module has a lane for CPU tensors of M rows."""
     mod, _ = load_generated(SPEC)
+    rt = attach(mod, monkeypatch)
     fused = mod.FusedMLP()
     weights = [lin.weight.detach() for lin in fused.linears]
     biases = [lin.bias.detach() for lin in fused.linears]
     fake = FakeLaunch(mod, weights, biases)
-    lane = mod._Lane()
+    lane = lanes.Lane()
     lane.run, lane.g0, lane.g1 = fake, 3, 2
     lane.head = ("FUNCTION", "META", None, None, None)  # what a launcher object takes
     lane.keep, lane.tail = [], [WS_ADDRESS, M]
-    lane.like, lane.device = mod._output_like(torch.empty(M, 20), M), -1  # a CPU tensor's
-    monkeypatch.setitem(mod._LANES, (-1, M), lane)
-    monkeypatch.setattr(mod, "_current_device", lambda: -1)
-    monkeypatch.setattr(mod, "_raw_stream", lambda device: 77)
+    lane.like, lane.device = rt._output_like(torch.empty(M, 20), M), -1  # a CPU tensor's
+    rt.lanes[(-1, M)] = lane
     return mod, fused, fake
 
 
@@ -156,7 +173,7 @@ def test_the_lane_steps_aside_when_a_gradient_is_needed(laned):
 
 def test_the_lane_steps_aside_on_another_current_device(laned, monkeypatch):
     mod, fused, fake = laned
-    monkeypatch.setattr(mod, "_current_device", lambda: 0)
+    monkeypatch.setattr(lanes, "_current_device", lambda: 0)
     with torch.no_grad():
         fused(torch.randn(M, 20))
     assert fake.calls == []
@@ -165,19 +182,25 @@ def test_the_lane_steps_aside_on_another_current_device(laned, monkeypatch):
 def test_the_lane_leaves_refusals_to_the_general_path(laned):
     mod, fused, fake = laned
     w, b = weights_biases(fused)
-    with pytest.raises(TypeError, match="expected a torch.float32 input"):
+    with pytest.raises(TypeError, match="the input is torch.float64"):
         mod.mlp(torch.randn(M, 20, dtype=torch.float64), w, b)
-    with pytest.raises(TypeError, match="the weights are torch.float64"):
+    with pytest.raises(TypeError, match="layer 0 weight is torch.float64"):
         mod.mlp(torch.randn(M, 20), [w[0].double(), w[1]], b)
     with pytest.raises(ValueError, match="expected 2 biases"):
         mod.mlp(torch.randn(M, 20), w, b[:1])
+    with pytest.raises(
+        ValueError, match=r"layer 0 weight has shape \[20, 33\], expected \[33, 20\]"
+    ):
+        mod.mlp(torch.randn(M, 20), [w[0].t().contiguous(), w[1]], b)
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        mod.mlp(None, w, b)
     assert fake.calls == []
 
 
 @pytest.mark.parametrize("m", [1, 2, 37])
-def test_output_template_gives_fresh_contiguous_outputs(load_generated, m):
+def test_output_template_gives_fresh_contiguous_outputs(load_generated, monkeypatch, m):
     mod, _ = load_generated(SPEC)
-    like = mod._output_like(torch.empty(m, 20), m)
+    like = attach(mod, monkeypatch)._output_like(torch.empty(m, 20), m)
     y = torch.empty_like(like)
     assert y.shape == (m, 7) and y.stride() == (7, 1) and y.dtype == torch.float32
     assert y.untyped_storage().nbytes() == m * 7 * 4
@@ -200,15 +223,15 @@ def test_other_strategies_get_a_lane_that_runs_their_plan(load_generated, monkey
 
     cell = entry(KernelConfig(**PLAN_LANES[strategy]))
     mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})  # its kernels
-    monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])  # as on a GPU
+    rt = attach(mod, monkeypatch)  # as on a GPU
     x = torch.randn(M, 20)
     plan = mod._Plan(cell, M, x)
-    mod._open_lane(plan, x)
-    lane = mod._LANES.pop((None, M))  # a CPU plan's device
+    rt.open_lane(plan, x)
+    lane = rt.lanes.pop((None, M))  # a CPU plan's device
     assert plan.lane is lane and lane.call is not None and lane.run is None
     lane.device = -1  # a CPU tensor's get_device(), so that calls find the lane
-    monkeypatch.setitem(mod._LANES, (-1, M), lane)
-    monkeypatch.setattr(mod, "_FAST_LAUNCH", [False])  # the interpreter's launches
+    rt.lanes[(-1, M)] = lane
+    rt.fast = False  # the interpreter's launches
     ran = []
     real = mod._execute
     monkeypatch.setattr(mod, "_execute", lambda *a, **kw: ran.append(a[0]) or real(*a, **kw))
@@ -231,29 +254,32 @@ def test_a_lane_waits_for_its_aligned_kernel(load_generated, monkeypatch):
 
     cell = entry(KernelConfig("stream", block_m=16, block_n=16, chunk=16))
     mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
-    monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])
+    rt = attach(mod, monkeypatch)
     x = torch.randn(M, 20)
     plan = mod._Plan(cell, M, x)
-    mod._open_lane(plan, x)
-    assert plan.lane is None and mod._LANES == {}
+    rt.open_lane(plan, x)
+    assert plan.lane is None and rt.lanes == {}
 
 
 def test_the_lane_checks_parameters_again_only_when_they_change(laned, monkeypatch):
     """The per-parameter checks run when the parameters' objects or addresses differ from the
     last ones that passed; the same module's parameters pass on identity and address."""
     mod, fused, fake = laned
-    checks = []
-    real = mod._params_fit
-    monkeypatch.setattr(mod, "_params_fit", lambda *a: checks.append(1) or real(*a))
+    lane = mod._RT.lanes[(-1, M)]
     x = torch.randn(M, 20)
     with torch.no_grad():
         fused(x)
+        held = lane.held
         fused(x)
-        assert len(checks) == 1 and len(fake.calls) == 2
+        assert lane.held is held and len(fake.calls) == 2  # the same objects: no new check
         w, b = weights_biases(fused)
         views = [t.view(t.shape) for t in w]  # other objects at the same addresses
         y = mod.mlp(x, views, b)
-    assert len(checks) == 2 and len(fake.calls) == 3
+        assert lane.held is not held and lane.held[0]() is views[0]  # checked and kept
+        assert len(fake.calls) == 3
+        with pytest.raises(ValueError, match="layer 1 weight has shape"):
+            mod.mlp(x, [w[0], torch.randn(7, 32)], b)  # another object of another shape
+    assert len(fake.calls) == 3
     torch.testing.assert_close(y, mod.reference(x, w, b))
 
 
@@ -285,8 +311,7 @@ def test_the_lane_notices_parameters_changed_in_place(laned, change):
         )
 
 
-# triton 3.6's CudaLauncher.__call__, as the H200 printed it (docs/h200/s8/run44): the one
-# launcher whose C launch a lane calls directly
+# triton 3.6's CudaLauncher.__call__: the one launcher whose C launch a lane calls directly
 LAUNCHER_36_CALL = """
     def __call__(self, gridX, gridY, gridZ, stream, function, *args):
 
@@ -346,11 +371,11 @@ def launchers(tmp_path):
 def test_the_direct_launch_is_for_the_verified_launcher_only(laned, launchers):
     mod, _, fake = laned
     verified = launchers["3.6"](fake)
-    assert mod._direct_launch(verified) == (verified.launch, ("COOP", "PDL", None, None))
+    assert lanes.direct_launch(verified) == (verified.launch, ("COOP", "PDL", None, None))
     with_scratch = launchers["3.6"](fake, scratch=128)
-    assert mod._direct_launch(with_scratch) == (with_scratch, ())
+    assert lanes.direct_launch(with_scratch) == (with_scratch, ())
     other = launchers["other"](fake)
-    assert mod._direct_launch(other) == (other, ())
+    assert lanes.direct_launch(other) == (other, ())
     import triton
     from triton.backends.nvidia.driver import CudaLauncher
 
@@ -358,7 +383,7 @@ def test_the_direct_launch_is_for_the_verified_launcher_only(laned, launchers):
     real.global_scratch_size = real.profile_scratch_size = 0
     real.launch_cooperative_grid = real.launch_pdl = False
     real.launch = "C LAUNCH"
-    direct = mod._direct_launch(real)[0] == "C LAUNCH"
+    direct = lanes.direct_launch(real)[0] == "C LAUNCH"
     assert direct == triton.__version__.startswith("3.6.")
 
 
@@ -373,7 +398,7 @@ def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
 
     cell = entry(KernelConfig("stream", block_m=16, block_n=16, chunk=16))
     mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
-    monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])
+    rt = attach(mod, monkeypatch)
     fused = mod.FusedMLP()
     fake = FakeLaunch(mod, *weights_biases(fused))
     launcher = launchers["3.6"](fake)
@@ -384,14 +409,13 @@ def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
     x = torch.randn(M, 20)
     plan = mod._Plan(cell, M, x)
     key = (plan.kernel, plan.device, plan.num_warps, plan.num_stages, False)  # no PDL
-    monkeypatch.setitem(mod._COMPILED, key + (True,) * mod._CALLER_TENSORS, Compiled())
+    rt.compiled[key + (True,) * mod._CALLER_TENSORS] = Compiled()
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # CPU torch
-    mod._open_lane(plan, x)
-    lane = mod._LANES.pop((None, M))  # a CPU plan's device; calls look up get_device()'s
+    monkeypatch.setattr(native, "build", lambda: None)  # no native lane: the Python one
+    rt.open_lane(plan, x)
+    lane = rt.lanes.pop((None, M))  # a CPU plan's device; calls look up get_device()'s
     lane.device = -1
-    monkeypatch.setitem(mod._LANES, (-1, M), lane)
-    monkeypatch.setattr(mod, "_current_device", lambda: -1)
-    monkeypatch.setattr(mod, "_raw_stream", lambda device: 77)
+    rt.lanes[(-1, M)] = lane
     with torch.no_grad():
         y = fused(x)
     g0, g1 = plan.grid
@@ -432,18 +456,18 @@ class FakeNative:
         return None
 
 
-def fake_layer_kernels(mod, plan, launchers, monkeypatch):
-    """Stand-ins for the plan's layer kernels compiled for aligned tensors, where _run_layered
-    leaves them in _COMPILED (no PDL on the CPU): function handles 10, 11, ..., 4 warps, 512
+def fake_layer_kernels(rt, plan, launchers):
+    """Stand-ins for the plan's layer kernels compiled for aligned tensors, where the runtime's
+    run leaves them (no PDL on the CPU): function handles 10, 11, ..., 4 warps, 512
     bytes of shared memory, a layer kernel's signature, triton 3.6's launcher."""
     signature = {"x": "*fp32", "y": "*fp32", "w": "*fp32", "b": "*fp32", "m": "i32"}
-    for i, (kernel, _, _) in enumerate(plan.steps):
+    for i, (kernel, _, _, _) in enumerate(plan.steps):
         compiled = types.SimpleNamespace(
             run=launchers["3.6"](None), function=10 + i, packed_metadata=(4, 1, 512),
             src=types.SimpleNamespace(signature=signature),
         )  # fmt: skip
         key = (kernel, plan.device, plan.num_warps, plan.num_stages, False)
-        monkeypatch.setitem(mod._COMPILED, key + (True,) * mod._LAYER_TENSORS, compiled)
+        rt.compiled[key + (True,) * 4] = compiled  # x, y, w, b
 
 
 @pytest.mark.parametrize("refuse", [False, True])
@@ -453,7 +477,7 @@ def test_a_chain_lane_gives_the_native_lane_every_layer(
     """Once chain's layers are compiled for aligned tensors, _open_lane gives the native lane
     one lane of both kernels: the first reads x and writes the hidden buffer, the second reads
     it and writes y, each with its own layer's parameters, grid and M; the hidden buffer is
-    the device's persist workspace, kept by the lane. The plan lane stays for what the native
+    the runtime's hidden buffer, kept by the lane. The plan lane stays for what the native
     lane declines. Where the native lane refuses a layer, it forgets the lane (a lane launching
     the first layer alone would give a wrong result) and the calls stay the Python lane's."""
     from mlpgen.emit import entry
@@ -461,23 +485,23 @@ def test_a_chain_lane_gives_the_native_lane_every_layer(
 
     cell = entry(KernelConfig("chain", block_m=16, block_n=16, block_k=16))
     mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
-    monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])
+    rt = attach(mod, monkeypatch)
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # CPU torch
-    native = FakeNative(refuse)
-    monkeypatch.setattr(mod, "_native_module", lambda: native)
+    fake = FakeNative(refuse)
+    monkeypatch.setattr(native, "build", lambda: fake)
     x = torch.randn(M, 20)
     plan = mod._Plan(cell, M, x)
-    fake_layer_kernels(mod, plan, launchers, monkeypatch)
-    mod._open_lane(plan, x)
+    fake_layer_kernels(rt, plan, launchers)
+    rt.open_lane(plan, x)
     assert plan.lane.call is not None  # the plan lane, for the calls the native lane declines
-    hidden = mod._workspace(x, M)[0][0]
+    hidden = rt.hidden_buffers(x, M)[0]
     if refuse:
-        assert [r[0] for r in native.registered] == ["add", "extend", "remove"]
-        assert native.registered[2][1:] == ("STATE", None, M)
-        assert mod._native_call is None  # no native lane takes the calls
+        assert [r[0] for r in fake.registered] == ["add", "extend", "remove"]
+        assert fake.registered[2][1:] == ("STATE", None, M)
+        assert rt.native[0] is None  # no native lane takes the calls
         return
-    assert len(native.registered) == 2
-    (kind0, *first), (kind1, *second) = native.registered
+    assert len(fake.registered) == 2
+    (kind0, *first), (kind1, *second) = fake.registered
     assert (kind0, kind1) == ("add", "extend")
     (g00, g01), (g10, g11) = plan.steps[0][1], plan.steps[1][1]
     assert first[:13] == [
@@ -491,13 +515,13 @@ def test_a_chain_lane_gives_the_native_lane_every_layer(
     kept = first[13]
     assert second[13] is kept and kept[0].data_ptr() == hidden.data_ptr()
     assert kept[0].shape == (M, 33) and kept[0].is_contiguous()
-    assert mod._native_call == native.call
+    assert rt.native[0] == fake.call
 
 
 def test_an_epilogue_lane_is_a_gemm_a_layer(load_generated, monkeypatch):
     """The epilogue strategy in the native lane: one cuBLASLt GEMM a layer, x -> hidden with the
     hidden layer's bias and activation in the epilogue (tanh GELU: GELU_BIAS), hidden -> y with
-    the bias; the hidden buffer is the persist workspace's. Where the native lane refuses a
+    the bias; the hidden buffer is the runtime's. Where the native lane refuses a
     step, the lane goes (it would compute part of the MLP)."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
@@ -506,25 +530,134 @@ def test_an_epilogue_lane_is_a_gemm_a_layer(load_generated, monkeypatch):
     cell = entry(KernelConfig("epilogue"))
     for refuse in (False, True):
         mod, _ = load_generated(spec, gpu_key="some|sm90|132", table={M: cell})
-        monkeypatch.setattr(mod, "_FAST_LAUNCH", [True])
+        rt = attach(mod, monkeypatch)
         monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
-        native = FakeNative(refuse)
-        monkeypatch.setattr(mod, "_native_module", lambda native=native: native)
+        fake = FakeNative(refuse)
+        monkeypatch.setattr(native, "build", lambda fake=fake: fake)
         x = torch.randn(M, 20)
         plan = mod._Plan(cell, M, x)
-        mod._open_lane(plan, x)
+        rt.open_lane(plan, x)
         assert plan.lane.call is not None and plan.steps is None
-        hidden = mod._workspace(x, M)[0][0]
+        hidden = rt.hidden_buffers(x, M)[0]
         if refuse:
-            assert [r[0] for r in native.registered] == ["gemm", "gemm", "remove"]
-            assert mod._native_call is None
+            assert [r[0] for r in fake.registered] == ["gemm", "gemm", "remove"]
+            assert rt.native[0] is None
             continue
-        (kind0, *first), (kind1, *second) = native.registered
+        (kind0, *first), (kind1, *second) = fake.registered
         assert (kind0, kind1) == ("gemm", "gemm")
         assert first[:13] == [
             "STATE", False, None, M, 20, 33, -2, 0, -1, hidden.data_ptr(), 0, 1, 36,
         ]  # fmt: skip
         assert second[:13] == [
-            "STATE", True, None, M, 33, 7, -1, hidden.data_ptr(), -3, 0, 2, 3, mod._LT_BIAS,
+            "STATE", True, None, M, 33, 7, -1, hidden.data_ptr(), -3, 0, 2, 3, native.LT_BIAS,
         ]  # fmt: skip
-        assert mod._native_call == native.call
+        assert rt.native[0] == fake.call
+
+
+# -- the version gate ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lane", sorted(runtime.LANES))
+def test_each_lane_names_the_triton_releases_it_supports(lane):
+    assert runtime.unsupported(lane, "3.6.0") is None
+    assert runtime.unsupported(lane, "3.6.0+git1234") is None
+    for other in ("3.5.1", "3.9.0", "4.0.0", "nightly"):
+        reason = runtime.unsupported(lane, other)
+        assert f"supports triton 3.6, not {other}" in reason and lane in reason
+
+
+def test_attach_gives_a_runtime_or_the_reason(load_generated, monkeypatch):
+    mod, _ = load_generated(SPEC)
+    monkeypatch.setattr(triton, "__version__", "3.6.0")
+    assert isinstance(runtime.attach(vars(mod)), ModuleRuntime)
+    monkeypatch.setattr(triton, "__version__", "3.99.0")
+    assert (
+        runtime.attach(vars(mod))
+        == "mlpgen.runtime's direct launch supports triton 3.6, not 3.99.0"
+    )
+    with pytest.raises(ValueError, match="unknown lane"):
+        runtime.unsupported("warp")
+
+
+def slow_path_warnings(caught) -> list[str]:
+    return [str(w.message) for w in caught if "public API" in str(w.message)]
+
+
+@pytest.mark.interpret
+def test_a_triton_the_runtime_does_not_know_takes_the_public_path_with_one_warning(
+    load_generated, monkeypatch
+):
+    """A module loaded where the runtime refuses the installed triton has no runtime, launches
+    through kernel[grid] and says so once, naming the reason, however many calls follow."""
+    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+    monkeypatch.setattr(triton, "__version__", "3.99.0")
+    mod, _ = load_generated(SPEC)
+    assert mod._RT is None and mod._run is mod._run_public and "not 3.99.0" in mod._SLOW
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for m in (M, 37):
+            x, weights, biases = random_problem(SPEC, m)
+            y = mod.mlp(x, weights, biases)
+            assert rel_error(y, reference(SPEC, x, weights, biases)) <= TOLERANCE["fp32"]
+    assert slow_path_warnings(caught) == [
+        f"mlpgen: {mod.__name__} launches through triton's public API (the slow path): "
+        "mlpgen.runtime's direct launch supports triton 3.6, not 3.99.0"
+    ]
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize("case", ["supported", "switched off", "not installed"])
+def test_the_module_says_why_it_has_no_runtime(load_generated, monkeypatch, case):
+    """Under the interpreter a supported triton needs no reason (the interpreter is chosen, not
+    a fallback); MLPGEN_RUNTIME=0 and a missing mlpgen are named."""
+    import sys
+
+    monkeypatch.setattr(triton, "__version__", "3.6.0")
+    if case == "switched off":
+        monkeypatch.setenv("MLPGEN_RUNTIME", "0")
+    if case == "not installed":
+        monkeypatch.setitem(sys.modules, "mlpgen.runtime", None)  # import fails
+        monkeypatch.delattr(sys.modules["mlpgen"], "runtime")
+    mod, _ = load_generated(SPEC)
+    want = {
+        "supported": None,
+        "switched off": "MLPGEN_RUNTIME=0",
+        "not installed": "mlpgen is not installed (pip install mlpgen)",
+    }[case]
+    assert mod._RT is None and mod._SLOW == want
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mod.mlp(*random_inputs())
+    assert len(slow_path_warnings(caught)) == (want is not None)
+
+
+def random_inputs():
+    from mlpgen.verify import random_problem
+
+    return random_problem(SPEC, M)
+
+
+@pytest.mark.interpret
+def test_the_runtime_hands_launches_to_the_public_api_once_its_direct_launch_is_off(
+    load_generated, monkeypatch
+):
+    """A compiled kernel without what the direct launch uses switches it off for good; launches
+    then go through the module's public launch (here: the interpreter's kernels), still right."""
+    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+    mod, _ = load_generated(SPEC)
+    rt = attach(mod, monkeypatch)
+    monkeypatch.setattr(mod, "_run", rt.run)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: -1)  # a CPU tensor's device
+    public = []
+    real = mod._run_public
+    monkeypatch.setattr(mod, "_run_public", lambda *a: public.append(a[6:]) or real(*a))
+    x, weights, biases = random_problem(SPEC, M)
+    x = x.contiguous()
+    plan = mod._Plan(mod.config_for(M, "default"), M, x)
+    rt.run(plan.kernel, plan.grid, [x, x.new_empty(M, 7), *mod._join(weights, biases), M], 4, 1, 6)
+    assert not rt.fast and public == []  # the interpreter's launch returns no compiled kernel
+    y = mod.mlp(x, weights, biases)
+    assert public == [(None, False)]  # device and PDL passed on
+    assert rel_error(y, reference(SPEC, x, weights, biases)) <= TOLERANCE["fp32"]

@@ -1,0 +1,126 @@
+"""Per-call time of two builds of the same generated modules side by side, in one process.
+
+    python benchmarks/compare_modules.py OLD_DIR [NEW_DIR] [--batches 1,64,1024] [--json FILE]
+
+For every module present in both folders (NEW_DIR defaults to tuned/): eager nn.Sequential, the
+module in OLD_DIR, the module in NEW_DIR launching through mlpgen.runtime, and the same module
+on triton's public launch path (MLPGEN_RUNTIME=0 while it is imported), all on the same weights
+and input. Each contender is checked against the fp32 reference before it is timed; the timing
+is mlpgen.timing.time_call's, the contenders interleaved over ROUNDS rounds and the median
+taken. Ratios are over the old module's time. With --json the table is written as a file that
+benchmarks/render.py renders ({title, command, header, rows, note}).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+
+from mlpgen.bench import build_sequential
+from mlpgen.emit import read_module
+from mlpgen.timing import time_call
+from mlpgen.verify import check, random_problem, reference
+
+ROUNDS = 3
+BATCHES = (1, 64, 1024, 16384)
+
+
+def load(path: Path, name: str, public: bool = False):
+    """Import a module file under its own name; public=True hides mlpgen.runtime from it."""
+    if public:
+        os.environ["MLPGEN_RUNTIME"] = "0"
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        os.environ.pop("MLPGEN_RUNTIME", None)
+    return mod
+
+
+def batch_row(spec, mods: dict, m: int, rounds: int) -> list[str]:
+    """One table row: each contender checked, then timed in interleaved rounds."""
+    x, weights, biases = random_problem(spec, m, "cuda", seed=m)
+    want = reference(spec, x, weights, biases)
+    model = build_sequential(spec, weights, biases)
+    calls = {"eager": lambda: model(x)}
+    calls |= {k: (lambda mod=mod: mod.mlp(x, weights, biases)) for k, mod in mods.items()}
+    times = {k: [] for k in calls}
+    with torch.no_grad():
+        for name, call in calls.items():
+            verdict = check(call(), want, spec.dtype)
+            if not verdict.ok:
+                raise SystemExit(f"{spec.name} at {m} rows: {name} is wrong: {verdict.reason}")
+        for _ in range(rounds):  # interleaved: drift of the host hits every contender alike
+            for name, call in calls.items():
+                times[name].append(time_call(call, False, torch.cuda.synchronize).host_us)
+    us = {k: statistics.median(v) for k, v in times.items()}
+    base = us["previous"]
+    return [spec.name, str(m), *(f"{us[k]:.2f}" for k in calls)] + [
+        f"{us['runtime'] / base:.3f}",
+        f"{us['public'] / base:.2f}",
+    ]
+
+
+def compare(old: Path, new: Path, batches, rounds: int = ROUNDS) -> list[list[str]]:
+    spec = read_module(new)[0]
+    mods = {
+        "previous": load(old, f"previous_{spec.name}"),
+        "runtime": load(new, f"runtime_{spec.name}"),
+        "public": load(new, f"public_{spec.name}", public=True),
+    }
+    rows = []
+    for m in batches:
+        rows.append(batch_row(spec, mods, m, rounds))
+        print(" | ".join(rows[-1]), file=sys.stderr)
+    return rows
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("old", type=Path)
+    p.add_argument("new", type=Path, nargs="?", default=Path("tuned"))
+    p.add_argument("--batches", default=",".join(map(str, BATCHES)))
+    p.add_argument("--json", type=Path, default=None)
+    args = p.parse_args(argv)
+    batches = [int(b) for b in args.batches.split(",")]
+    rows = []
+    for new in sorted(args.new.glob("mlp_*.py")):
+        old = args.old / new.name
+        if old.exists():
+            rows += compare(old, new, batches)
+    table = {
+        "title": "The module's launch paths against the previous module layout",
+        "command": "python benchmarks/compare_modules.py OLD_DIR tuned --json FILE",
+        "header": [
+            "module",
+            "batch",
+            "eager µs",
+            "previous µs",
+            "runtime µs",
+            "public µs",
+            "runtime / previous",
+            "public / previous",
+        ],
+        "rows": rows,
+        "note": (
+            "µs per call, a loop of calls and one synchronize (mlpgen.timing), median of "
+            f"{ROUNDS} interleaved rounds; 'previous' is the module as the earlier layout "
+            "generated it (its launch code inside the module), 'runtime' the module launching "
+            "through mlpgen.runtime, 'public' the same module through triton's public launch."
+        ),
+    }
+    if args.json:
+        args.json.write_text(json.dumps(table, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,370 @@
+"""ModuleRuntime: a generated module's fast launches (triton 3.6's internals; see LANES).
+
+The module keeps everything that decides what runs (TUNED, plans, grids, workspaces, the public
+launch); this object launches it faster:
+- `run`: after a kernel's first launch through triton, its compiled binary is launched directly
+  (`CompiledKernel.run`), skipping the JIT dispatcher's argument binding and cache lookup;
+  cluster kernels are compiled without launching and launched as clusters with the receive
+  buffer past triton's own shared memory (opted in with cuFuncSetAttribute).
+- `lean`: an inference call's whole path once its plan has run: a dict lookup for the lane of
+  (device, M), parameter checks only when the parameter objects change, and the launch with the
+  tensors' addresses as ints; the native lane (native.py) does the same in C++.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import inspect
+import operator
+import weakref
+
+import torch
+
+from mlpgen.runtime import native, unsupported
+
+# sha256 of triton 3.6's CudaLauncher.__call__ source without whitespace: it only adds
+# (cooperative grid, PDL, global scratch, profile scratch) before its arguments and calls the
+# C launch; a lane whose launcher has this source and no scratch calls the C launch itself
+LAUNCHER_CALL_DIGEST = "0ff2b3219ec9f5067def7f5b72cf4ed0f1b544e98655c5e548c7e933e3ab3a19"
+_DIRECT: dict[type, bool] = {}  # launcher class -> whether its __call__ is the one above
+SMEM_DEFAULT = 48 * 1024  # dynamic shared memory a launch gets without opting in
+_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8  # cuda.h's CUfunction_attribute
+
+# the torch.cuda calls under current_device() and current_stream(), without their wrappers
+_current_device = getattr(torch._C, "_cuda_getDevice", None)
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+_is, _deref = operator.is_, weakref.ref.__call__
+
+
+def direct_launch(run):
+    """(what a lane calls, what it passes between the kernel's function handle and its
+    metadata): triton's C launch where `run` (a compiled kernel's launcher) is the verified one
+    and needs no scratch, else `run` itself."""
+    kind = type(run)
+    if kind not in _DIRECT:
+        try:
+            text = "".join(inspect.getsource(kind.__call__).split())
+        except (OSError, TypeError, AttributeError):  # no source: a C class, a frozen install
+            text = ""
+        _DIRECT[kind] = hashlib.sha256(text.encode()).hexdigest() == LAUNCHER_CALL_DIGEST
+    if _DIRECT[kind] and not run.global_scratch_size and not run.profile_scratch_size:
+        return run.launch, (run.launch_cooperative_grid, run.launch_pdl, None, None)
+    return run, ()
+
+
+@functools.cache
+def cluster_metadata_known() -> bool:
+    """Whether this triton packs a kernel's launch metadata as (num_warps, num_ctas, shared),
+    the layout cluster_compiled rewrites."""
+    if unsupported("cluster") is not None:
+        return False
+    try:
+        from triton.backends.nvidia.compiler import CUDABackend
+
+        probe = type("Meta", (), {"num_warps": 4, "num_ctas": 2, "shared": 8})()
+        return tuple(CUDABackend.pack_metadata(None, probe)) == (4, 2, 8)
+    except Exception:  # another backend layout, a triton without it
+        return False
+
+
+def opt_in_shared(kernel, function, nbytes: int) -> None:
+    """Let a loaded kernel launch with nbytes of dynamic shared memory: past 48 KiB a launch
+    must opt in (as triton's loader does for kernels of its own that need it), up to the
+    device's opt-in limit (227 KiB on the H200)."""
+    rc = ctypes.CDLL("libcuda.so.1").cuFuncSetAttribute(
+        ctypes.c_void_p(function),
+        _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        ctypes.c_int(nbytes),
+    )
+    if rc != 0:  # CUDA_ERROR_INVALID_VALUE: over the device's limit
+        raise RuntimeError(
+            f"mlpgen: {kernel.__name__} needs {nbytes} bytes of shared memory (CUresult {rc})"
+        )
+
+
+def cluster_compiled(kernel, ctas, buffer, grid, args, num_warps, num_stages, pdl=False):
+    """A cluster kernel compiled for these arguments without launching it, its launch metadata
+    set to its cluster size (triton 3.6 launches gridDimX = grid x num_ctas) and to triton's
+    shared memory plus the receive buffer, which the kernel finds at the end."""
+    options = {"launch_pdl": True} if pdl else {}
+    compiled = kernel.warmup(
+        *args, grid=grid, num_warps=num_warps, num_stages=num_stages, **options
+    )
+    getattr(compiled, "_init_handles", lambda: None)()  # loads it: function, launcher
+    meta = getattr(compiled, "packed_metadata", None)
+    if not (isinstance(meta, tuple) and len(meta) == 3 and meta[1] == 1):
+        raise RuntimeError(f"mlpgen: triton's launch metadata {meta!r} is not (warps, 1, shared)")
+    shared = (meta[2] + 15) // 16 * 16 + buffer  # the buffer 16-byte aligned: 16-byte stores
+    if shared > SMEM_DEFAULT:  # triton opts in only where its own use passes the default
+        opt_in_shared(kernel, compiled.function, shared)
+    compiled.packed_metadata = (meta[0], ctas, shared)
+    return compiled
+
+
+class Lane:
+    """What a calls plan's inference calls need beyond their checks, resolved once. A kernel
+    lane: what launches the compiled kernel (`run`: its launcher, or the C launch) with the
+    arguments before the tensors (`head`), grid, workspace and M arguments (`tail`), and a
+    template for the output; a call passes the tensors' addresses as ints, which the launch
+    takes as they are (given tensors, it would call data_ptr() and check each pointer again).
+    A plan lane (`call`) runs the module's plan itself. Either keeps the last parameters that
+    passed its checks (`checked`: their addresses, `held`: weakrefs)."""
+
+    __slots__ = (
+        "call", "run", "head", "g0", "g1", "tail", "like", "device", "keep", "checked", "held"
+    )  # fmt: skip
+
+    def __init__(self):
+        self.call = self.run = None
+        self.checked, self.held = [], ()
+
+
+class ModuleRuntime:
+    """The fast launches of one generated module, whose globals are `ns` (see the module's
+    _attach_runtime for the names it provides)."""
+
+    def __init__(self, ns: dict):
+        self.ns = ns
+        self.widths, self.dtype, self.bias = ns["WIDTHS"], ns["DTYPE"], ns["BIAS"]
+        self.layers = len(self.widths) - 1
+        self.caller = ns["_CALLER_TENSORS"]
+        self.fast = True  # off for good if a compiled kernel lacks what the direct launch uses
+        self.compiled = {}  # (kernel, device, warps, stages, pdl, alignment...) -> CompiledKernel
+        self.lanes = {}  # (device index, M) -> Lane of the calls plan
+        self.native = [None, None]  # the native extension's call and this module's state in it
+        self.hidden = {}  # device -> (rows, [hidden buffers]) for the native lane's layer steps
+        self.lt_workspaces = {}  # device -> cuBLASLt workspace
+        self.lean = self._make_lean()
+
+    # -- launching -------------------------------------------------------------------------
+
+    def run(self, kernel, grid, args, num_warps, num_stages, caller, device=None, pdl=False):
+        """Launch `kernel`; after its first launch, its compiled binary directly. The first
+        `caller` arguments are tensors whose alignment the caller chooses (triton specialises
+        on 16-byte alignment); `device` is theirs (looked up if None)."""
+        clusters = self.ns.get("_CLUSTER_LAUNCH", {})
+        if not self.fast:
+            if kernel in clusters:
+                raise RuntimeError("mlpgen: a cluster kernel needs the direct launch, which is off")
+            public = self.ns["_run_public"]
+            return public(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
+        if device is None:
+            device = args[0].get_device()
+        if device != torch.cuda.current_device():  # triton launches on the current device
+            with torch.cuda.device(device):
+                return self.run(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
+        key = (kernel, device, num_warps, num_stages, pdl)
+        key += tuple(a.data_ptr() % 16 == 0 for a in args[:caller])
+        compiled = self.compiled.get(key)
+        if compiled is not None:
+            stream = _raw_stream(device)
+            meta = compiled.packed_metadata
+            g0, g1 = grid
+            compiled.run(g0, g1, 1, stream, compiled.function, meta, None, None, None, *args)
+            return
+        if kernel in clusters:  # compiled, not launched: a plain launch would fault
+            ctas, buffer = clusters[kernel]
+            self.compiled[key] = cluster_compiled(
+                kernel, ctas, buffer, grid, args, num_warps, num_stages, pdl
+            )
+            return self.run(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
+        options = {"launch_pdl": True} if pdl else {}
+        compiled = kernel[grid](*args, num_warps=num_warps, num_stages=num_stages, **options)
+        if hasattr(compiled, "packed_metadata") and hasattr(compiled, "function"):
+            self.compiled[key] = compiled
+        else:
+            self.fast = False
+
+    def clusters_run(self, x) -> bool:
+        """Whether a cluster kernel can run on x's device: sm_90 or newer and the direct
+        launch with triton's cluster metadata."""
+        return (
+            self.fast
+            and x.is_cuda
+            and torch.cuda.get_device_capability(x.device)[0] >= 9
+            and cluster_metadata_known()
+        )
+
+    def forget(self) -> None:
+        """Forget every lane: the module's TUNED changed (the tuner times config after config)."""
+        self.lanes.clear()
+        self.native[:] = [None, None]
+
+    # -- lanes -----------------------------------------------------------------------------
+
+    def open_lane(self, plan, x2d) -> None:
+        """Give `plan` its lane: a kernel lane once its one kernel is compiled for
+        16-byte-aligned tensors (a misaligned first call leaves it to a later one), else a plan
+        lane; then offer it to the native lane."""
+        m = x2d.shape[0]
+        buffers = self.ns["_WORKSPACE_BUFFERS"]
+        one_launch = self.fast and plan.kernel is not None and plan.ready is None
+        compiled = None
+        if not one_launch or (plan.strategy in buffers and plan.ws is None):
+            lane = Lane()
+            lane.call = functools.partial(self._call_plan, plan)
+        else:
+            key = (plan.kernel, plan.device, plan.num_warps, plan.num_stages, plan.pdl)
+            compiled = self.compiled.get(key + (True,) * self.caller)
+            if compiled is None or torch.cuda.is_current_stream_capturing():
+                return
+            lane = Lane()
+            lane.run, head = direct_launch(compiled.run)
+            lane.head = (compiled.function, *head, compiled.packed_metadata, None, None, None)
+            lane.g0, lane.g1 = plan.grid
+            lane.keep = [*(plan.ws or ()), m]  # the workspace lives with the lane
+            lane.tail = [a.data_ptr() if isinstance(a, torch.Tensor) else a for a in lane.keep]
+            lane.like = self._output_like(x2d, m)
+        lane.device = plan.device
+        plan.lane = self.lanes[(plan.device, m)] = lane
+        if compiled is not None and lane.run is not compiled.run:  # the verified C launch
+            native.add_kernel(self, lane, compiled, m)
+        elif (plan.steps is not None or plan.strategy == "epilogue") and self.fast:
+            self._open_native_layers(plan, x2d)
+
+    def _open_native_layers(self, plan, x2d) -> None:
+        """chain's or the epilogue strategy's layers in the native lane, once each
+        kernel is compiled for 16-byte-aligned tensors (as the module launched them)."""
+        steps = plan.steps or ()
+        chain = len(steps) == self.layers
+        if not chain and self.ns["SPEC"]["out_act"] != "none":  # GEMMs end without activation
+            return
+        tensors = 4 if self.bias else 3  # a layer kernel's x, y, w(, b)
+        compiled = []
+        for kernel, _, _, pdl in steps:
+            key = (kernel, plan.device, plan.num_warps, plan.num_stages, pdl)
+            compiled.append(self.compiled.get(key + (True,) * tensors))
+        if all(c is not None for c in compiled) and not torch.cuda.is_current_stream_capturing():
+            native.add_layers(self, plan, x2d, compiled)
+
+    def _call_plan(self, plan, x2d, params, out):
+        weights, biases = self.ns["_split"](params)
+        return self.ns["_execute"](plan, x2d, weights, biases, out=out)
+
+    def _output_like(self, x, m):
+        """What torch.empty_like turns into a fresh contiguous [m, out] output (cheaper than
+        new_empty): a broadcast scalar holding no memory where both sizes exceed 1."""
+        n = self.widths[-1]
+        if m > 1 and n > 1:
+            return torch.empty((), dtype=self.dtype, device=x.device).expand(m, n)
+        return torch.empty((m, n), dtype=self.dtype, device=x.device)
+
+    def hidden_buffers(self, x, m):
+        """The device's hidden-activation buffers for m rows (grown by doubling, kept)."""
+        index = x.get_device()
+        held = self.hidden.get(index)
+        if held is None or held[0] < m:
+            rows = max(m, 2 * held[0]) if held is not None else m
+            bufs = [
+                torch.empty((rows, n), dtype=self.dtype, device=x.device) for n in self.widths[1:-1]
+            ]
+            held = self.hidden[index] = (rows, bufs)
+        return [h[:m] for h in held[1]]
+
+    def native_rows(self) -> set[int]:
+        """The batch sizes whose calls the native lane takes."""
+        call, state = self.native
+        if state is None:
+            return set()
+        return {lane[1] for lane in native.build().lanes(state)}
+
+    def _make_lean(self):
+        """The lean call: y = MLP(x) through its lane, or None where the call needs the
+        module's general path (which then checks it and reports what is wrong). A lane takes
+        an inference call (no gradient, no CUDA graph capture where the table has graph cells)
+        on a contiguous input (leading dims viewed as one) with parameters (w0, [b0,] w1, ...)
+        of this dtype, contiguous, on the input's device, and 16-byte aligned for a kernel lane.
+        out: a contiguous tensor of y's shape and dtype on x's device, not requiring grad."""
+        widths, dtype, lanes, nat, ns = self.widths, self.dtype, self.lanes, self.native, self.ns
+        k0, n_out = widths[0], widths[-1]
+        row_bytes = (k0 * dtype.itemsize, n_out * dtype.itemsize)
+
+        shapes = []  # of w0, [b0,] w1, ...: the general path says what is wrong with others
+        for k, n in zip(widths[:-1], widths[1:]):
+            shapes += [(n, k), (n,)] if self.bias else [(n, k)]
+
+        def params_fit(params, device, aligned, ptrs):
+            if len(params) != len(shapes):
+                return False
+            for p, shape in zip(params, shapes):
+                if (
+                    p.dtype is not dtype
+                    or p.shape != shape
+                    or not p.is_contiguous()
+                    or p.get_device() != device
+                ):
+                    return False
+            return not aligned or not functools.reduce(operator.or_, ptrs, 0) & 15
+
+        def out_fits(out, m, xp, yp, device):
+            return (
+                out.dtype is dtype
+                and out.shape == (m, n_out)
+                and out.is_contiguous()
+                and out.get_device() == device
+                and not out.requires_grad
+                and (yp >= xp + m * row_bytes[0] or xp >= yp + m * row_bytes[1])
+            )
+
+        def lean(x, params, out=None):
+            if nat[0] is not None:
+                y = nat[0](nat[1], x, params, out)
+                if y is not None:
+                    return y
+            try:
+                shape = x.shape
+            except AttributeError:  # not a tensor: the general path says what it expected
+                return None
+            if len(shape) != 2:  # leading batch dims: the lane of their product, on a view
+                if len(shape) < 2 or shape[-1] != k0 or not x.is_contiguous():
+                    return None
+                out2d = None
+                if out is not None:
+                    if out.shape[:-1] != shape[:-1] or not out.is_contiguous():
+                        return None
+                    out2d = out.view(-1, n_out)
+                y = lean(x.view(-1, k0), params, out2d)
+                if y is None:
+                    return None
+                return out if out is not None else y.view(*shape[:-1], n_out)
+            if x.dtype is not dtype:
+                return None
+            lane = lanes.get((x.get_device(), shape[0]))
+            if lane is None or shape[1] != k0 or not x.is_contiguous():
+                return None
+            device = lane.device
+            try:
+                ptrs = [p.data_ptr() for p in params]
+            except AttributeError:  # not tensors: the general path says what it expected
+                return None
+            if ptrs != lane.checked or not all(map(_is, map(_deref, lane.held), params)):
+                if not params_fit(params, device, lane.run is not None, ptrs):
+                    return None
+                lane.checked, lane.held = ptrs, [weakref.ref(p) for p in params]
+            if torch.is_grad_enabled() and (
+                x.requires_grad or any(p.requires_grad for p in params)
+            ):
+                return None
+            if ns["_GRAPH_CELLS"] and torch.cuda.is_current_stream_capturing():
+                return None
+            if out is not None:
+                xp, yp = x.data_ptr(), out.data_ptr()
+                if not out_fits(out, shape[0], xp, yp, device):
+                    return None
+            if lane.call is not None:
+                return lane.call(x, params, out)
+            if _current_device() != device:  # triton launches on the current device
+                return None
+            if out is None:
+                out = torch.empty_like(lane.like)
+                xp, yp = x.data_ptr(), out.data_ptr()
+            if (xp | yp) & 15:  # the parameters' alignment is checked with them
+                return None
+            lane.run(
+                lane.g0, lane.g1, 1, _raw_stream(device), *lane.head, xp, yp, *ptrs, *lane.tail
+            )
+            return out
+
+        return lean
