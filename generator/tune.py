@@ -30,7 +30,10 @@ kernel or another space are never mixed in.
 - Several workers (one per GPU) are threads of this process, each driving its own measuring
   process on its own GPU; they coordinate through the storage only (Claims), exactly as
   several processes or hosts pointing at one `--storage` do: a config is measured by whoever
-  holds its claim, and one process, the last to finish, decides the winners and writes.
+  holds its claim; the first process with nothing left to measure claims the decision, waits
+  for the measurements in flight, decides every bucket and writes the module, once.
+- Kernels are compiled only when the search is about to measure them (`measure.prefetch`, a
+  pool of compiling processes ahead of the GPU); `bucket_timeout` caps a bucket's measuring.
 
 The search takes `measure(bucket, config) -> Measurement` as an argument: tests drive it with a
 synthetic landscape, `tune_module` with worker processes on the GPUs.
