@@ -586,6 +586,7 @@ class Driver:
         self.rng = random.Random(shared.seed * 7 + index)
         self.best: dict[str, tuple[float, KernelConfig]] = {}  # study name -> best so far
         self.spent: dict[str, float] = {}  # study name -> seconds this driver measured it
+        self.pending: dict[str, optuna.trial.Trial] = {}  # study name -> trial asked ahead
         for b in buckets:
             known, _ = snapshot(self.studies[b.name], b.encoding)
             for config, k in known.items():
@@ -655,13 +656,46 @@ class Driver:
         if ahead is not None:
             ahead([c for c in configs if c.has_kernel])
 
+    def ahead(self, bucket: Bucket) -> None:
+        """Ask the bucket's next trial now, right after its last measurement, and hand its
+        config to the compiler: it is measured when the bucket's turn comes round again (after
+        the other buckets'), by which time its kernel is compiled. Proposals that measure
+        nothing (repeats, infeasible configs) are answered at once, up to MAX_SKIPS."""
+        study = self.studies[bucket.name]
+        for _ in range(MAX_SKIPS):
+            known, waiting = snapshot(study, bucket.encoding)
+            busy = self.shared.claims.busy(bucket.name)
+            if self.finished(bucket, known, busy):
+                return
+            if not waiting:
+                if bucket.brute:  # what is left was lost with a dead process: enqueue it again
+                    left = self.remaining(bucket, known, busy)[:1]
+                    enqueue(study, bucket.encoding, left, set(known))
+                elif (guess := self.guess(bucket, known, busy)) is not None:
+                    enqueue(study, bucket.encoding, [guess], set(known))
+            with self.shared.lock:  # one ask at a time in this process (SQLite locks coarsely)
+                trial = study.ask()
+            config = bucket.encoding.suggest(trial)  # kept by the trial: the objective's too
+            if config in bucket.space and config not in known:
+                self.prefetch([config])
+                self.pending[bucket.name] = trial
+                return
+            self.trial(bucket, study, known, trial)  # a repeat or infeasible: no measurement
+
+    def drop_pending(self) -> None:
+        """Trials asked ahead and never measured end as FAILed (the sampler ignores them)."""
+        for name, trial in self.pending.items():
+            self.studies[name].tell(trial, state=TrialState.FAIL)
+        self.pending.clear()
+
     def step(self, bucket: Bucket) -> bool:
         """Measure one more candidate of this bucket; False once it needs nothing more."""
         study = self.studies[bucket.name]
         claims = self.shared.claims
+        ahead = self.pending.pop(bucket.name, None)
         known, waiting = snapshot(study, bucket.encoding)
         busy = claims.busy(bucket.name)
-        if not bucket.brute and not waiting:
+        if ahead is None and not bucket.brute and not waiting:
             guess = self.guess(bucket, known, busy)
             if guess is not None:
                 enqueue(study, bucket.encoding, [guess], set(known))
@@ -670,13 +704,18 @@ class Driver:
             known, waiting = snapshot(study, bucket.encoding)
             busy = claims.busy(bucket.name)
             if self.finished(bucket, known, busy):
+                if ahead is not None:
+                    study.tell(ahead, state=TrialState.FAIL)
                 return False
-            if not waiting and bucket.brute:
+            if ahead is None and not waiting and bucket.brute:
                 # everything was enqueued, so what is left is running elsewhere or was lost
                 # with a dead process: enqueue it again (a repeat costs nothing)
                 left = self.remaining(bucket, known, busy)[:1]
                 enqueue(study, bucket.encoding, left, set(known))
-            if self.trial(bucket, study, known) is not None:
+            m = self.trial(bucket, study, known, ahead)
+            ahead = None
+            if m is not None:
+                self.ahead(bucket)
                 return True
         # the sampler keeps proposing decided or infeasible configs: measure a random one of
         # those left, so every step makes progress
@@ -688,8 +727,8 @@ class Driver:
             self.prefetch([pick])
         return True
 
-    def trial(self, bucket: Bucket, study: optuna.Study, known) -> Measurement | None:
-        """One Optuna trial; the measurement if it measured something."""
+    def trial(self, bucket: Bucket, study: optuna.Study, known, trial=None) -> Measurement | None:
+        """One Optuna trial (`trial`: one asked ahead); the measurement if it measured one."""
         claims = self.shared.claims
         held = []
 
@@ -706,8 +745,9 @@ class Driver:
             return snapshot(study, bucket.encoding)[0].get(config)
 
         objective = Objective(bucket.space, self.measure, known, claim, decided)
-        with self.shared.lock:  # one ask at a time in this process (SQLite's locking is coarse)
-            trial = study.ask()
+        if trial is None:
+            with self.shared.lock:  # one ask at a time in this process (SQLite locks coarsely)
+                trial = study.ask()
         t0 = time.monotonic()
         try:
             study.tell(trial, objective(trial))
@@ -730,15 +770,18 @@ class Driver:
 
     def run(self, deadline: float | None) -> None:
         active = list(self.buckets)
-        while active:
-            for bucket in list(active):
-                if deadline is not None and time.monotonic() >= deadline:
-                    return
-                if not self.step(bucket):
-                    active.remove(bucket)
-                    best = self.best.get(bucket.name)
-                    text = best and config_text(entry(best[1]))
-                    self.shared.progress.finished(bucket.space.bucket, bucket.target, text)
+        try:
+            while active:
+                for bucket in list(active):
+                    if deadline is not None and time.monotonic() >= deadline:
+                        return
+                    if not self.step(bucket):
+                        active.remove(bucket)
+                        best = self.best.get(bucket.name)
+                        text = best and config_text(entry(best[1]))
+                        self.shared.progress.finished(bucket.space.bucket, bucket.target, text)
+        finally:
+            self.drop_pending()
 
 
 def make_storage(url_or_storage):
