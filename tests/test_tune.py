@@ -1070,3 +1070,45 @@ def dead_pid() -> int:
     proc.start()
     proc.join()
     return proc.pid
+
+
+def killed_shared_worker(path, url, log):
+    """Run in a spawned process: tune against the shared storage and die without cleanup in
+    the middle of its 4th measurement (its claim still held)."""
+    use_table()
+    calls = []
+
+    def measure(bucket, config):
+        calls.append(config)
+        with open(log, "a") as f:
+            f.write(json.dumps([bucket, config.to_dict(), os.getpid()]) + "\n")
+        if len(calls) == 4:
+            os._exit(9)
+        time.sleep(0.05)
+        return landscape(bucket, config)
+
+    tune(path, job((1, 64, 4096), trials=10), [measure], url, progress=quiet())
+
+
+def test_a_process_killed_while_sharing_a_study_loses_only_its_candidate_in_flight(tmp_path):
+    """One of two processes dies mid-measurement: the other measures none of its finished
+    trials again, takes over the candidate it was measuring (its owner is gone: the claim is
+    dead) and writes the module with every bucket."""
+    path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
+    url, log = str(tmp_path / "shared.optuna.journal"), str(tmp_path / "calls")
+    ctx = multiprocessing.get_context("spawn")
+    killed = ctx.Process(target=killed_shared_worker, args=(path, url, log))
+    killed.start()
+    killed.join(120)
+    assert killed.exitcode == 9
+    survivor = ctx.Process(target=shared_worker, args=(path, url, log, 0.0))
+    survivor.start()
+    survivor.join(300)
+    assert survivor.exitcode == 0
+    rows = [json.loads(line) for line in open(log)]
+    first = [(b, json.dumps(c, sort_keys=True)) for b, c, *pid in rows if pid == [killed.pid]]
+    second = [(b, json.dumps(c, sort_keys=True)) for b, c, *pid in rows if pid != [killed.pid]]
+    assert len(first) == 4 and not set(first[:3]) & set(second)  # finished: kept
+    assert first[3] in second  # in flight when it died: measured again
+    assert json.loads(open(f"{log}.{survivor.pid}").read()) is True
+    assert sorted(read_module(path)[1][KEY_A]) == [1, 64, 4096]
