@@ -78,9 +78,10 @@ from mlpgen.trial_log import config_text, trial_log_path, write_trial_log
 Measure = Callable[[int, KernelConfig], Measurement]
 # After the search, the RECHECK_TOP best candidates and the torch path are measured
 # RECHECK_ROUNDS more times, one round after another (interleaved, so a slow spell of the GPU or
-# host hits them all alike); each is judged on the median of its samples.
+# host hits them all alike); each is judged on the median of its samples: of three, one outlier
+# decides nothing.
 RECHECK_TOP = 3
-RECHECK_ROUNDS = 3
+RECHECK_ROUNDS = 2
 # The least margin a kernel must beat the torch path by (the samples' spread counts where it is
 # larger): a kernel within the noise of the torch path is no gain, and the torch path is safer.
 NOISE = 0.02
@@ -1198,7 +1199,8 @@ def build_native_lane(spec: MLPSpec, workdir: str) -> bool:
 def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
     """Tune the module at `path` on this machine's GPU(s) and write the winners into it.
     Kernels are compiled in a pool of processes just ahead of the measuring workers, only
-    those the search measures. quiet: no progress lines (the caller prints JSON)."""
+    those the search measures. quiet: no progress lines (the caller prints JSON); the closing
+    line is printed either way."""
     import torch
 
     from mlpgen.measure import Compiler, WorkerMeasure
@@ -1264,13 +1266,12 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
     summary["compile_errors"] = len(compiler.errors)
     if sys.stderr.isatty() and not quiet:
         print_summary(summary)
-    if not quiet:
-        wrote = f"wrote {path}" if summary["written"] else "another process writes the module"
-        log(
-            f"mlpgen: tuned {len(summary['buckets'])} buckets on {key} in "
-            f"{summary['total_seconds']:.0f}s ({summary['measured']} candidates measured, "
-            f"{summary['compiled']} kernels compiled); {wrote}"
-        )
+    wrote = f"wrote {path}" if summary["written"] else "another process writes the module"
+    log(
+        f"mlpgen: tuned {len(summary['buckets'])} buckets on {key} in "
+        f"{summary['total_seconds']:.0f}s ({summary['measured']} candidates measured, "
+        f"{summary['compiled']} kernels compiled); {wrote}"
+    )
     return summary
 
 
