@@ -1006,14 +1006,17 @@ def test_a_progress_line_per_bucket():
 # Shared studies: several processes on one storage
 
 
-def shared_worker(path, url, log, delay):
+def shared_worker(path, url, log, delay, barrier=None):
     """Run in a spawned process: tune the module against the shared storage, each measurement
-    appended to `log` (one line per call, so both processes' calls are seen together)."""
+    appended to `log` (one line per call, so both processes' calls are seen together); with a
+    barrier, once every process sharing it is ready."""
     use_table()
+    if barrier is not None:
+        barrier.wait(120)
 
     def measure(bucket, config):
         with open(log, "a") as f:
-            f.write(json.dumps([bucket, config.to_dict()]) + "\n")
+            f.write(json.dumps([bucket, config.to_dict(), os.getpid()]) + "\n")
         time.sleep(delay)
         return landscape(bucket, config)
 
@@ -1026,14 +1029,19 @@ def test_two_processes_share_one_study_measure_nothing_twice_and_write_once(tmp_
     path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
     url, log = str(tmp_path / "shared.optuna.journal"), str(tmp_path / "calls")
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=shared_worker, args=(path, url, log, 0.05)) for _ in range(2)]
+    ready = ctx.Barrier(2)  # both search at once: neither finds the study decided already
+    procs = [
+        ctx.Process(target=shared_worker, args=(path, url, log, 0.1, ready)) for _ in range(2)
+    ]
     for p in procs:
         p.start()
     for p in procs:
         p.join(300)
         assert p.exitcode == 0
-    calls = [tuple(json.loads(line)[:1]) + (json.dumps(json.loads(line)[1]),) for line in open(log)]
+    rows = [json.loads(line) for line in open(log)]
+    calls = [(b, json.dumps(c, sort_keys=True)) for b, c, _ in rows]
     assert len(calls) == len(set(calls))  # no config measured twice
+    assert {pid for _, _, pid in rows} == {p.pid for p in procs}  # both measured
     assert len(calls) >= 3 * 10
     written = [json.loads(open(f"{log}.{p.pid}").read()) for p in procs]
     assert sorted(written) == [False, True]  # the module written once
@@ -1106,8 +1114,9 @@ def test_a_process_killed_while_sharing_a_study_loses_only_its_candidate_in_flig
     survivor.join(300)
     assert survivor.exitcode == 0
     rows = [json.loads(line) for line in open(log)]
-    first = [(b, json.dumps(c, sort_keys=True)) for b, c, *pid in rows if pid == [killed.pid]]
-    second = [(b, json.dumps(c, sort_keys=True)) for b, c, *pid in rows if pid != [killed.pid]]
+    first = [(b, json.dumps(c, sort_keys=True)) for b, c, pid in rows if pid == killed.pid]
+    second = [(b, json.dumps(c, sort_keys=True)) for b, c, pid in rows if pid == survivor.pid]
+    assert len(first) + len(second) == len(rows)
     assert len(first) == 4 and not set(first[:3]) & set(second)  # finished: kept
     assert first[3] in second  # in flight when it died: measured again
     assert json.loads(open(f"{log}.{survivor.pid}").read()) is True
