@@ -289,15 +289,15 @@ def benchmarks_md(gpus: list[Gpu]) -> str:
             out += matrix(gpu)
             for d in gpu.bench:
                 out += [""] + module_section(d)
-        # issue 39: training benches (forward + backward), rendered once their results exist
+        # training benches (forward + backward), rendered once their results exist
         if gpu.train:
             out += ["", f"## Training step: {name}", ""]
             for d in gpu.train:
                 out += [""] + module_section(d)
-        # issue 38: cold tune times, rendered once their results exist
+        # cold tune times, rendered once their results exist
         if gpu.tune:
             out += ["", f"## Tune times: {name}", "", *tune_table(gpu.tune)]
-        # issue 38: search quality (held-out replay, sampler ablation), once their tables exist
+        # search quality (held-out replay, sampler ablation), once their tables exist
         if gpu.search:
             out += ["", f"## Search quality: {name}"]
             for table in gpu.search:

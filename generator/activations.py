@@ -37,7 +37,7 @@ class Activation:
     grad_src: str
     # PTX lines computing act($1) into $0 for two fp16 values packed in one 32-bit register (f16x2
     # instructions: two elements each). fp16 modules store every activation in fp16 anyway, and
-    # on the H200 this halves the epilogue arithmetic that large batches pay (BENCHMARKS.md).
+    # this halves the epilogue arithmetic that large batches pay.
     # None: the fp32 expression only.
     half2_ptx: tuple[str, ...] | None = None
 

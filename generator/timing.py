@@ -33,7 +33,7 @@ LOOP_S, LOOPS = 0.003, 5  # host time: loops of ~3 ms (hundreds of calls at ~10 
 WARMUP_MS, REP_MS = 10, 40  # GPU time: warm-up and measuring budget, as do_bench's
 BURST = 8  # back-to-back calls between the events of one GPU-time sample
 FLUSH_BYTES = 256 << 20  # what triton's do_bench zeroes to flush the L2 (larger than an L2)
-SPIN_US = (20.0, 2000.0)  # the spin before a burst: twice the burst's host time, within these
+SPIN_US = (20.0, 20000.0)  # the spin before a burst: twice the burst's host time, within these
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def load_generated(tmp_path):
 
 @pytest.fixture(scope="session")
 def native_cache(tmp_path_factory):
-    """One build of the native lane (~10 s) for the session's tests: MLPGEN_CACHE for them."""
+    """One build of the native lane (~10 s) for the test run: MLPGEN_CACHE for them."""
     return str(tmp_path_factory.mktemp("mlpgen_cache"))
 
 

@@ -78,7 +78,7 @@ def test_persist_many_programs(load_generated, widths, act, dtype):
                 out = torch.full((m, widths[-1]), math.nan, device="cuda", dtype=x.dtype)
                 mod._launch(x, weights, biases, cell, out=out)
                 assert rel_error(out, ref) <= TOLERANCE[dtype], (m, cell["kernel"])
-                [(_, _, sync)] = mod._WORKSPACES.values()
+                [(_, (*_, sync))] = mod._WORKSPACES.values()
                 [count] = sync.tolist()
                 assert count & 0x7FFFFFFF == 0, (m, cell["kernel"], count)
                 if last is not None and last[0] is sync:  # not a workspace grown for this m
@@ -451,7 +451,7 @@ def same(a, b, cell):
 @pytest.mark.parametrize("dtype", ["fp16", "fp32"])
 def test_calls_linked_by_pdl(load_generated, dtype):
     """Cells with "pdl": the call's first kernel launched with PDL (compiled launch_pdl on
-    Hopper), so the next call's kernel starts while this one runs and waits in-kernel: twenty
+    Hopper), so the next call's kernel starts while this one runs and waits in-kernel: 20
     calls chained (each one's output the next one's input, in = out = 128 columns) give the
     same outputs bit for bit as the same cells launched plainly, back to back on the stream
     and in a CUDA graph; a kernel that read its input before the previous call finished would

@@ -100,7 +100,7 @@ def test_num_stages_does_not_change_the_rowblock_kernel(tmp_path):
     kernel = mod.KERNELS[config.kernel_name]
     ptx = [kernel.warmup(*args, 1, grid=(1,), num_warps=4, num_stages=s).asm["ptx"] for s in (1, 3)]
     # the debug info names the source file: a cached compile of the same source from another
-    # path (a tune earlier in the run, run184) differs there only
+    # path (an earlier tune in the same process) differs there only
     ptx = [re.sub(r'\.file\s+\d+\s+"[^"]*"', ".file", p) for p in ptx]
     assert ptx[0] == ptx[1]
 
@@ -111,8 +111,7 @@ def test_num_stages_does_not_change_the_rowblock_kernel(tmp_path):
 def test_each_timed_config_launches_its_own_kernel(tmp_path, monkeypatch):
     """The tuner times configs that differ only in warps one after another on one candidate
     module (one kernel source), through the module's calls: each call must launch the kernel
-    compiled for the config being timed. run95's tunes timed every variant as the first one
-    timed: that one's native lane took the calls."""
+    compiled for the config being timed, not the one a lane opened for an earlier config."""
     monkeypatch.setenv("MLPGEN_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("MLPGEN_NATIVE", raising=False)
     x, weights, biases = random_problem(HEADLINE, 37, device="cuda")

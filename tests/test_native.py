@@ -21,7 +21,7 @@ needs_compiler = pytest.mark.skipif(shutil.which("c++") is None, reason="no C++ 
 
 @pytest.fixture
 def fresh(monkeypatch, native_cache):
-    """The native lane as on a triton it supports, built (or found) in the session's cache."""
+    """The native lane as on a triton it supports, built (or found) in the test run's cache."""
     monkeypatch.setenv("MLPGEN_CACHE", native_cache)
     monkeypatch.delenv("MLPGEN_NATIVE", raising=False)
     monkeypatch.setattr(triton, "__version__", "3.6.0")

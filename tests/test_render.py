@@ -93,7 +93,7 @@ def test_format_literal_is_sorted_and_evaluates():
 
 
 def expected_strategy(spec: MLPSpec, m: int) -> str:
-    """The H200 winners (BENCHMARKS.md) the heuristic encodes: narrow MLPs (every width, the
+    """The H200 winners the heuristic encodes: narrow MLPs (every width, the
     input's too, <= 128) run rowblock at every batch; wider ones the torch path above 2048
     rows and below it split with two layers, else rowblock up to 512 and persist beyond."""
     widest = max(spec.widths)
@@ -210,10 +210,10 @@ def test_generated_module_is_lint_clean(tmp_path):
 
 def test_split_adds_relaxed_and_arrives_acq_rel():
     """The partial sums go out as relaxed atomic adds, one tile of outputs after another; only
-    the row block's arrival on its counter orders them (acq_rel, after a CTA barrier). The H200
-    runs showed acq_rel adds cost 1-3 us at batch 1-64 and did not change the 8-warp failures
-    (BENCHMARKS.md). The last program reads each tile's sums, then (a barrier between) zeroes
-    them: without it a thread could zero a sum another thread had not read yet."""
+    the row block's arrival on its counter orders them (acq_rel, after a CTA barrier); acq_rel
+    adds cost 1-3 us at batch 1-64 on the H200 and fixed nothing. The last program reads each
+    tile's sums, then (a barrier between) zeroes them: without it a thread could zero a sum
+    another thread had not read yet."""
     from mlpgen.strategies.split import plan_split
 
     config = KernelConfig("split", block_m=16, chunk=16, block_n=16, block_k=16)
@@ -272,7 +272,7 @@ def undefined_store_operands(ptx: str) -> list[str]:
         ((33, 64, 17), "relu", "fp32", False, 32, 16, 128),  # no biases; 2 CTAs
         ((256, 512, 256), "gelu", "fp16", True, 64, 32, 128),  # 32 rows, 8 CTAs
         ((256, 512, 256), "gelu", "fp16", True, 32, 1, 256),  # one row on the CUDA cores
-        # one output value a thread: the store that crashed the H200 with pack=2 (run111)
+        # one output value a thread: the store that faults on the H200 with pack=2
         ((100, 250, 70), "silu", "bf16", True, 32, 1, 256),
         ((100, 250, 70), "silu", "fp16", True, 64, 4, 64),  # 4 rows, two k steps
         ((33, 64, 17), "relu", "fp32", False, 32, 8, 128),
@@ -328,7 +328,7 @@ def test_cluster_kernel_compiles_for_hopper(
 @pytest.mark.parametrize("widths", [(256, 512, 256), (24, 40, 48, 8), (64, 32)])
 def test_persist_releases_the_next_kernel_after_its_last_barrier(widths):
     """persist waits for the previous kernel before anything else; with several layers it lets
-    the next launch only after its last grid barrier (run188: 5.85 us at the headline's 1024
+    the next launch only after its last grid barrier (on the H200 5.85 us at the headline's 1024
     rows against 8.33 releasing at the start), with one layer at its start."""
     spec = MLPSpec(widths, act="gelu")
     config = KernelConfig("persist", block_m=64, block_n=64, block_k=64, num_stages=4, pdl=True)

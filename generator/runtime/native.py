@@ -73,7 +73,7 @@ def build():
     ).hexdigest()[:16]
     directory = cache_dir()
     target = os.path.join(
-        directory, f"mlpgen_native_lane_{key}{sysconfig.get_config_var('EXT_SUFFIX')}"
+        directory, f"mlpgen_runtime_native_{key}{sysconfig.get_config_var('EXT_SUFFIX')}"
     )
     try:
         if not os.path.exists(target):
@@ -87,7 +87,7 @@ def build():
                     lines = (done.stderr or done.stdout).strip().splitlines() or ["no output"]
                     raise RuntimeError(f"the compiler failed: {lines[-1]}")
                 os.replace(built, target)  # atomic: concurrent builds leave one whole file
-        spec = importlib.util.spec_from_file_location("mlpgen_native_lane", target)
+        spec = importlib.util.spec_from_file_location("mlpgen_runtime_native", target)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except (OSError, RuntimeError, ImportError, subprocess.SubprocessError) as e:

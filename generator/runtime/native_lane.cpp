@@ -768,8 +768,8 @@ PyMethodDef methods[] = {
     {"lanes", lanes, METH_O, "lanes(state) -> [(device, m, threads, cluster, kernels), ...]"},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef module = {PyModuleDef_HEAD_INIT, "mlpgen_native_lane", nullptr, -1, methods};
+PyModuleDef module = {PyModuleDef_HEAD_INIT, "mlpgen_runtime_native", nullptr, -1, methods};
 
 }  // namespace
 
-PyMODINIT_FUNC PyInit_mlpgen_native_lane(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit_mlpgen_runtime_native(void) { return PyModule_Create(&module); }
