@@ -1036,14 +1036,16 @@ def search(
         progress.close()
     studies = [drivers[0].studies[b.name] for b in buckets]
     results = Results()
-    token = claims.take("decide")
+    # one decision per set of studies: runs over other buckets decide (and write) their own
+    decision = "decide " + ",".join(b.name for b in buckets)
+    token = claims.take(decision)
     if token is None:
         results.final = False
     try:
         if token is not None:
             while any(claims.busy(b.name) for b in buckets):  # measurements still in flight
                 time.sleep(0.2)
-            done = claims.study.user_attrs.get("decided")
+            done = claims.study.user_attrs.get(decision)
             if done and done["trials"] == fingerprint(studies) and done["time"] >= started:
                 results.final = False  # another process decided on these very trials
         for b, study in zip(buckets, studies):
@@ -1058,7 +1060,7 @@ def search(
         if on_final is not None:
             on_final(results)
         claims.study.set_user_attr(
-            "decided", {"trials": fingerprint(studies), "time": time.time()}
+            decision, {"trials": fingerprint(studies), "time": time.time()}
         )
     finally:
         if token is not None:

@@ -1121,3 +1121,17 @@ def test_a_process_killed_while_sharing_a_study_loses_only_its_candidate_in_flig
     assert first[3] in second  # in flight when it died: measured again
     assert json.loads(open(f"{log}.{survivor.pid}").read()) is True
     assert sorted(read_module(path)[1][KEY_A]) == [1, 64, 4096]
+
+
+def test_runs_over_other_buckets_decide_their_own():
+    """Two searches of one spec and GPU over different buckets, on one storage: the decision
+    of one does not keep the other from deciding (and writing) its buckets."""
+    from mlpgen.tune import Claims
+
+    storage = memory()
+    held = Claims(storage, f"{SPEC.name}|{KEY_A}").take("decide " + plan(job((64,)))[0].name)
+    assert held is not None  # a live decision over bucket 64, as another process would hold
+    other = search(job((4096,), trials=5), [Recorder()], storage, quiet())
+    assert other.final and other[4096].winner[0] != TORCH
+    blocked = search(job((64,), trials=5), [Recorder()], storage, quiet())
+    assert not blocked.final  # bucket 64's decision is someone else's
