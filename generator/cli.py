@@ -458,6 +458,12 @@ def add_tune_options(p: argparse.ArgumentParser) -> None:
         default=30.0,
         help="seconds one candidate may take before it counts as hung (default: %(default)s)",
     )
+    p.add_argument(
+        "--bucket-timeout",
+        type=seconds,
+        default=None,
+        help="seconds of measuring one bucket may take (default: no cap)",
+    )
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
 
 
@@ -474,6 +480,7 @@ def tune_options(args: argparse.Namespace):
         seed=args.seed,
         exhaustive=args.exhaustive,
         candidate_timeout=args.candidate_timeout,
+        bucket_timeout=args.bucket_timeout,
     )
 
 
@@ -596,7 +603,7 @@ def cmd_generate(argv: list[str]) -> int:
     elif cuda_available():
         from mlpgen.tune import tune_module
 
-        summary["tuned"] = tune_module(path, tune_options(args))
+        summary["tuned"] = tune_module(path, tune_options(args), quiet=args.json)
     else:
         summary["tuned"] = False
         if fused:
@@ -630,7 +637,7 @@ def cmd_retune(argv: list[str]) -> int:
         raise UsageError("retune needs a CUDA GPU, and none is visible")
     from mlpgen.tune import tune_module
 
-    summary = tune_module(path, tune_options(args))
+    summary = tune_module(path, tune_options(args), quiet=args.json)
     if args.json:
         print(json.dumps(summary, indent=2))
     return 0

@@ -16,15 +16,15 @@ back on three more inputs and, on a GPU, the replay of a CUDA graph of it.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import math
 import multiprocessing
 import os
-import queue
 import signal
 import threading
 import warnings
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -472,76 +472,126 @@ def as_measurement(status: str, value) -> Measurement:
     return Measurement(status if status in VERDICTS else "error", str(value))
 
 
+# A kernel that takes longer than this to compile is dropped as a candidate: some kernels of wide
+# fp32 specs (784,1024,1024,10) compile for many minutes, while the headline's compile in seconds.
+COMPILE_LIMIT_S = 60.0
+
+
+class Compiler:
+    """Compiles kernel configs in a pool of worker processes, only those the tuner will measure
+    and just ahead of it: `prefetch` queues configs (the search's next candidates), `wait`
+    puts one at the head of the queue and blocks until it is compiled. Compiling is CPU-bound
+    and Triton keeps the result on disk, so the measuring worker only loads it. A failure
+    (compile error, over `limit_s`) is recorded as the config's reason, never fatal."""
+
+    def __init__(
+        self,
+        spec: MLPSpec,
+        workdir: str,
+        processes: int,
+        limit_s: float = COMPILE_LIMIT_S,
+        device: int | None = None,
+        fn=None,
+        on_done=None,
+    ):
+        self.spec, self.workdir, self.limit_s, self.device = spec, workdir, limit_s, device
+        self.fn = compile_candidate if fn is None else fn
+        self.on_done = on_done
+        self.todo: collections.deque = collections.deque()
+        self.state: dict[KernelConfig, str | None] = {}  # config -> "queued", "busy", "done"
+        self.errors: dict[KernelConfig, str] = {}
+        self.cond = threading.Condition()
+        self.closed = False
+        self.threads = [
+            threading.Thread(target=self._drive, daemon=True) for _ in range(max(1, processes))
+        ]
+        for t in self.threads:
+            t.start()
+
+    def prefetch(self, configs) -> None:
+        with self.cond:
+            for c in dict.fromkeys(configs):
+                if c.has_kernel and c not in self.state:
+                    self.state[c] = "queued"
+                    self.todo.append(c)
+            self.cond.notify_all()
+
+    def wait(self, config: KernelConfig) -> str | None:
+        """Compile `config` first if it is not yet; its compile error, or None."""
+        if not config.has_kernel:
+            return None
+        with self.cond:
+            if self.state.get(config) == "queued":
+                self.todo.remove(config)
+            if self.state.get(config) in (None, "queued"):
+                self.state[config] = "queued"
+                self.todo.appendleft(config)
+                self.cond.notify_all()
+            while self.state[config] != "done":
+                self.cond.wait()
+            return self.errors.get(config)
+
+    def _drive(self) -> None:
+        worker = Worker(self.fn, self.limit_s, self.device)
+        try:
+            while True:
+                with self.cond:
+                    while not self.todo and not self.closed:
+                        self.cond.wait()
+                    if self.closed:
+                        return
+                    config = self.todo.popleft()
+                    self.state[config] = "busy"
+                status, value = worker.run(self.spec, config, self.workdir)
+                with self.cond:
+                    if status != "ok":
+                        self.errors[config] = f"{status}: {value}"
+                    self.state[config] = "done"
+                    self.cond.notify_all()
+                if self.on_done is not None:
+                    self.on_done(config, status)
+        finally:
+            worker.close()
+
+    def compiled(self) -> int:
+        return sum(1 for v in self.state.values() if v == "done")
+
+    def close(self) -> None:
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+        for t in self.threads:
+            t.join(30)
+
+
 @dataclass
 class WorkerMeasure:
     """`measure(bucket, config) -> Measurement` for the tuner: candidates of one spec run in a
-    worker bound to one GPU; configs whose compile already failed are not run again."""
+    worker bound to one GPU, each compiled first by the shared `compiler` (configs whose compile
+    failed are not run); `prefetch` hands the search's next candidates to the compiler."""
 
     spec: MLPSpec
     workdir: str
     device: int | None = None
     limit_s: float = 60.0
     seed: int = 0
-    compile_errors: dict[KernelConfig, str] = field(default_factory=dict)
+    compiler: Compiler | None = None
     fn: object = measure_candidate
 
     def __post_init__(self) -> None:
         self.worker = Worker(self.fn, self.limit_s, self.device)
 
+    def prefetch(self, configs) -> None:
+        if self.compiler is not None:
+            self.compiler.prefetch(configs)
+
     def __call__(self, bucket: int, config: KernelConfig) -> Measurement:
-        if config in self.compile_errors:
-            return Measurement("error", f"compile: {self.compile_errors[config]}")
+        if self.compiler is not None:
+            error = self.compiler.wait(config)
+            if error is not None:
+                return Measurement("error", f"compile: {error}")
         status, value = self.worker.run(self.spec, bucket, config, self.workdir, self.seed)
         return as_measurement(status, value)
 
     def close(self) -> None:
         self.worker.close()
-
-
-# A kernel that takes longer than this to compile is dropped as a candidate: some kernels of wide
-# fp32 specs (784,1024,1024,10) compile for many minutes, while the headline's compile in seconds.
-COMPILE_LIMIT_S = 60.0
-
-
-def compile_all(
-    spec: MLPSpec,
-    configs,
-    workdir: str,
-    processes: int,
-    limit_s: float = COMPILE_LIMIT_S,
-    device: int | None = None,
-    on_done=None,
-) -> dict[KernelConfig, str]:
-    """Compile every kernel config in parallel worker processes (compiling is CPU-bound and
-    Triton keeps the result on disk, so the measuring worker only loads it). Returns the
-    configs that failed, with the reason; a failure here is recorded, never fatal."""
-    todo: queue.Queue = queue.Queue()
-    units = [c for c in dict.fromkeys(configs) if c.has_kernel]
-    for c in units:
-        todo.put(c)
-    errors: dict[KernelConfig, str] = {}
-    lock = threading.Lock()
-
-    def drive():
-        with Worker(compile_candidate, limit_s, device) as worker:
-            while True:
-                try:
-                    config = todo.get_nowait()
-                except queue.Empty:
-                    return
-                status, value = worker.run(spec, config, workdir)
-                with lock:
-                    if status != "ok":
-                        errors[config] = f"{status}: {value}"
-                    if on_done is not None:
-                        on_done(config, status)
-
-    threads = [
-        threading.Thread(target=drive, daemon=True)
-        for _ in range(max(1, min(processes, len(units))))
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return errors

@@ -149,14 +149,6 @@ def search_space(
     return SearchSpace(bucket, tuple(candidates), tuple(dropped))
 
 
-def strategy_seeds(spec: MLPSpec, m: int, max_shared: int = MAX_SHARED) -> list[KernelConfig]:
-    """Each strategy's seed configs for a bucket of m rows (where it is timed), measured early
-    by the tuner so that a small budget compares strategies, not only the tiles of the
-    default's strategy (the local search never leaves a strategy)."""
-    seeds = [c for s in STRATEGIES.values() if s.outside_rows(m) is None for c in s.seeds(spec, m)]
-    return [c for c in seeds if infeasible_reason(spec, c, max_shared) is None]
-
-
 __all__ = [
     "DEFAULT_BUCKETS",
     "DOMAINS",
@@ -166,5 +158,4 @@ __all__ = [
     "heuristic_config",
     "infeasible_reason",
     "search_space",
-    "strategy_seeds",
 ]

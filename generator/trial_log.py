@@ -35,6 +35,8 @@ def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, res
             if r.winner is not None:
                 c, m = r.winner
                 win = entry(c, **m.times()) | {"score": round(m.score, 3)}
+                if m.spread is not None:
+                    win["spread"] = round(m.spread, 4)
             eager = r.eager.eager_times()["eager_us"] if r.eager else None  # nn.Sequential's
             table[str(b)] = {
                 "study": r.plan.name,
@@ -46,6 +48,8 @@ def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, res
                 "winner": win,
                 "graph_winner": r.graph and entry(r.graph[0], us=r.graph[1].us),
                 "eager_us": None if eager is None else round(eager, 3),
+                # the best few and the torch path measured again: their scores, median, spread
+                "recheck": getattr(r, "recheck", []),
                 "trials": r.trials,
             }
         gpu["buckets"] = dict(sorted(table.items(), key=lambda kv: int(kv[0])))

@@ -1,7 +1,8 @@
 """What trial logs (mlpgen.trial_log) show about the search: the comparison of a budgeted search
-with an exhaustive one (`python -m mlpgen.trials compare EXHAUSTIVE SEARCH`), and the replay of
-the tuner's search against an exhaustive log's recorded measurements, on any machine
-(`python -m mlpgen.trials replay EXHAUSTIVE --trials N --seeds K`)."""
+with an exhaustive one (`python -m mlpgen.trials compare EXHAUSTIVE SEARCH`), the replay of
+the tuner's search against a log's recorded measurements, on any machine
+(`python -m mlpgen.trials replay LOG --share 0.25 --seeds K`), and that replay against random
+sampling (`python -m mlpgen.trials ablation LOG... --json`)."""
 
 from __future__ import annotations
 
@@ -13,43 +14,47 @@ import optuna
 
 from mlpgen.emit import entry
 from mlpgen.measure import Measurement
-from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.spec import KernelConfig, MLPSpec, SpecError
 from mlpgen.trial_log import config_text
-from mlpgen.tune import Job, Progress, TuneOptions, launch_floors, pick_winner, pooled_score, search
+from mlpgen.tune import Job, Progress, TuneOptions, never_slower, pick_winner, search
 
 # ---------------------------------------------------------------------------------------------
 # Comparing a budgeted search with an exhaustive one
 
 
 def bucket_records(bucket_log: dict) -> list:
-    """(config, Measurement) of every measured trial of one bucket of a trial log."""
-    return [
-        (KernelConfig.from_dict(t["config"]), Measurement.from_dict(t))
-        for t in bucket_log["trials"]
-        if "verdict" in t
-    ]
+    """(config, Measurement) of every trial the search measured in one bucket of a trial log
+    (not the PDL pass's; not configs of strategies mlpgen no longer has)."""
+    out = []
+    for t in bucket_log["trials"]:
+        if "verdict" in t and t.get("state") != "pdl":
+            try:
+                out.append((KernelConfig.from_dict(t["config"]), Measurement.from_dict(t)))
+            except SpecError:
+                continue
+    return out
 
 
 def judge(bucket_log: dict):
     """(the exhaustive winner, score(config)) for one bucket of an exhaustive log: both by the
-    tuner's rules (pick_winner, pooled_score) over that run's own measurements, so a searched
-    winner is judged on the same numbers as the exhaustive one."""
+    tuner's one score (Measurement.score, pick_winner) over that run's own measurements, so a
+    searched winner is judged on the same numbers as the exhaustive one."""
     records = bucket_records(bucket_log)
     by_config = {c: m for c, m in records if m.ok}
-    floors = launch_floors(records)
 
     def score(config: KernelConfig) -> float | None:
         m = by_config.get(config)
-        return None if m is None else pooled_score(config, m, floors)
+        return None if m is None else m.score
 
-    return pick_winner(records), score
+    eager = next(((c, m) for c, m in records if c.strategy == "torch" and m.ok), None)
+    return never_slower(pick_winner(records), eager), score
 
 
 def compare(exhaustive_log: Path, search_log: Path, buckets=None) -> list[dict]:
     """Per bucket and GPU: the searched winner's score as the exhaustive run measured it,
     against the exhaustive winner's, and the share of the space the search measured. Using the
     exhaustive run's own measurements of both configs keeps run-to-run noise out of the ratio;
-    scores are the tuner's (pooled_score), the exhaustive winner is the tuner's pick."""
+    scores are the tuner's (Measurement.score), the exhaustive winner is the tuner's pick."""
     full = json.loads(Path(exhaustive_log).read_text())["gpus"]
     part = json.loads(Path(search_log).read_text())["gpus"]
     rows = []
@@ -85,10 +90,8 @@ def recorded_measure(log: dict, key: str):
     {bucket: the configs measured}: the space the log covers."""
     table = {}
     for b, rec in log["gpus"][key]["buckets"].items():
-        for t in rec["trials"]:
-            if "verdict" in t:
-                config = KernelConfig.from_dict(t["config"])
-                table[(int(b), config)] = Measurement.from_dict(t)
+        for config, m in bucket_records(rec):
+            table[(int(b), config)] = m
 
     def measure(bucket: int, config: KernelConfig):
         found = table.get((bucket, config))
@@ -100,27 +103,48 @@ def recorded_measure(log: dict, key: str):
     return measure, covered
 
 
-def replay(log_path: Path, trials: int, seeds: int, buckets=None) -> list[dict]:
-    """Per GPU, bucket and seed: the winner of a `trials`-budget search replayed on the
-    exhaustive log's measurements, against the exhaustive winner's score."""
+def budget(space: int, trials: int | None, share: float | None) -> int:
+    """A bucket's budget: `trials`, or `share` of its space (at least 1)."""
+    return trials if share is None else max(1, int(share * space))
+
+
+def replay(
+    log_path: Path,
+    trials: int | None = None,
+    seeds: int = 10,
+    buckets=None,
+    share: float | None = None,
+    sampler: str = "tpe",
+    min_space: int = 0,
+) -> list[dict]:
+    """Per GPU, bucket and seed: the winner of a search replayed on the log's measurements
+    (a budget of `trials`, or of `share` of each bucket's space; `sampler`: TuneOptions.sampler),
+    against the log's best by the tuner's rules. A log that is not exhaustive is a smaller space:
+    the configs it measured; buckets with fewer than `min_space` are left out."""
     log = json.loads(Path(log_path).read_text())
     spec = MLPSpec.from_dict(log["spec"])
     rows = []
     for key, gpu in sorted(log["gpus"].items()):
         chosen = sorted(int(b) for b in gpu["buckets"] if not buckets or int(b) in buckets)
         measure, covered = recorded_measure(log, key)
-        for seed in range(seeds):
-            options = TuneOptions(buckets=tuple(chosen), trials=trials, seed=seed)
-            # over the space the log measured (today's may have grown since); what fitted in
-            # the GPU's shared memory is in its measurements, so no limit of ours prunes it
-            results = search(
-                Job(spec, key, options, recorded=covered, max_shared=1 << 30, clusters=True),
-                [measure],
-                optuna.storages.InMemoryStorage(),
-                Progress(0, enabled=False),
-            )
-            for b, r in sorted(results.items()):
-                best, score = judge(gpu["buckets"][str(b)])
+        for b in chosen:
+            best, score = judge(gpu["buckets"][str(b)])
+            if best is None or len(covered.get(b, ())) < min_space:
+                continue
+            n = budget(len(covered.get(b, ())), trials, share)
+            for seed in range(seeds):
+                options = TuneOptions(
+                    buckets=(b,), trials=n, seed=seed, recheck=0, sampler=sampler
+                )
+                # over the space the log measured (today's may have grown since); what fitted
+                # in the GPU's shared memory is in its measurements, so no limit of ours prunes
+                results = search(
+                    Job(spec, key, options, recorded=covered, max_shared=1 << 30, clusters=True),
+                    [measure],
+                    optuna.storages.InMemoryStorage(),
+                    Progress(0, enabled=False, quiet=True),
+                )
+                r = results[b]
                 win = r.winner
                 rows.append(
                     {
@@ -136,26 +160,117 @@ def replay(log_path: Path, trials: int, seeds: int, buckets=None) -> list[dict]:
     return rows
 
 
+def within(rows: list[dict], tolerance: float = 0.03) -> float:
+    """The share of replayed searches whose winner is within `tolerance` of the best."""
+    return sum(r["ratio"] is not None and r["ratio"] <= 1 + tolerance for r in rows) / len(rows)
+
+
+MIN_SPACE = 40  # a quarter of a smaller space is little more than the first candidates
+
+
+def ablation(logs, seeds: int = 10, share: float = 0.25, min_space: int = MIN_SPACE) -> dict:
+    """Random sampling against the tuner's search (local steps and TPE), replayed on each log
+    with the same budget (`share` of each bucket's space) and seeds: per log and sampler, the
+    share of (bucket, seed) searches within 3% of the best and the mean and worst excess, over
+    the buckets whose recorded space holds at least `min_space` configs.
+    Returns a table for benchmarks/render.py ({title, command, header, rows, note})."""
+    table = []
+    every: dict[str, list] = {"random": [], "tpe": []}
+    named = [
+        (f"{Path(p).parent.name}/{Path(p).name.removesuffix('.trials.json')}", p)
+        for p in logs
+    ]
+    for name, path in named + [("all", None)]:
+        for sampler in ("random", "tpe"):
+            if path is None:
+                rows = every[sampler]
+            else:
+                rows = replay(
+                    Path(path), seeds=seeds, share=share, sampler=sampler, min_space=min_space
+                )
+                every[sampler] += [dict(r, log=name) for r in rows]
+            if not rows:
+                continue
+            excess = [100 * (r["ratio"] - 1) for r in rows if r["ratio"] is not None]
+            table.append(
+                [
+                    name,
+                    "local+tpe" if sampler == "tpe" else sampler,
+                    len({(r.get("log"), r["bucket"]) for r in rows}),
+                    len(rows),
+                    f"{100 * within(rows):.0f}%",
+                    f"{sum(excess) / len(excess):+.2f}%",
+                    f"{max(excess):+.1f}%",
+                    f"{sum(r['measured'] for r in rows) / sum(r['space'] for r in rows):.0%}",
+                ]
+            )
+    return {
+        "title": "Search against random sampling, replayed on recorded measurements",
+        "command": f"python -m mlpgen.trials ablation {' '.join(str(p) for p in logs)} "
+        f"--seeds {seeds} --share {share} --json",
+        "header": [
+            "log",
+            "sampler",
+            "buckets",
+            "searches",
+            "within 3%",
+            "mean excess",
+            "worst",
+            "measured",
+        ],
+        "rows": table,
+        "note": "Each search is replayed on a trial log's recorded H200 measurements with a "
+        f"budget of {share:.0%} of each bucket's space (the configs the log measured), sampler "
+        f"seeds 0-{seeds - 1}, over the buckets of at least {min_space} recorded configs; "
+        "excess: the searched winner's score over the log's best, both by the tuner's rules "
+        "on the log's own numbers. Logs of budgeted tunes are smaller spaces (the configs "
+        "they measured); the exhaustive log is the one the search was not developed on.",
+    }
+
+
+def print_table(table: dict) -> None:
+    widths = [max(len(str(x)) for x in col) for col in zip(table["header"], *table["rows"])]
+    for row in [table["header"], *table["rows"]]:
+        print("  ".join(str(x).ljust(w) for x, w in zip(row, widths)))
+
+
 def main(argv=None) -> int:
     import argparse
 
     p = argparse.ArgumentParser(
         prog="python -m mlpgen.trials",
-        description="compare EXHAUSTIVE.trials.json SEARCH.trials.json: how close a budgeted "
-        "search came to the exhaustive winner, per bucket",
+        description="What trial logs show about the search: compare a budgeted search with an "
+        "exhaustive one, replay the search on a log, or replay it against random sampling",
     )
-    p.add_argument("command", choices=["compare", "replay"])
-    p.add_argument("exhaustive")
-    p.add_argument("search", nargs="?", help="compare: the budgeted search's trial log")
-    p.add_argument("--buckets", default=None, help="e.g. 64,16384 (default: all in both)")
-    p.add_argument("--trials", type=int, default=None, help="replay: the search's budget")
-    p.add_argument("--seeds", type=int, default=10, help="replay: sampler seeds 0..N-1")
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("compare", help="a budgeted search's winners against an exhaustive log")
+    c.add_argument("exhaustive")
+    c.add_argument("search", help="the budgeted search's trial log")
+    r = sub.add_parser("replay", help="the search replayed on a log's measurements")
+    r.add_argument("exhaustive")
+    r.add_argument("--trials", type=int, default=None, help="the search's budget per bucket")
+    r.add_argument("--share", type=float, default=None, help="or this share of each space")
+    a = sub.add_parser("ablation", help="random sampling against the search, replayed on logs")
+    a.add_argument("logs", nargs="+")
+    a.add_argument("--share", type=float, default=0.25, help="budget: share of each space")
+    a.add_argument("--json", action="store_true", help="the table as JSON (benchmarks/render)")
+    for q in (c, r):
+        q.add_argument("--buckets", default=None, help="e.g. 64,16384 (default: all)")
+    for q in (r, a):
+        q.add_argument("--seeds", type=int, default=10, help="sampler seeds 0..N-1")
     args = p.parse_args(argv)
+    if args.command == "ablation":
+        table = ablation(args.logs, args.seeds, args.share)
+        if args.json:
+            print(json.dumps(table, indent=1))
+        else:
+            print_table(table)
+        return 0
     buckets = {int(b) for b in args.buckets.split(",")} if args.buckets else None
     if args.command == "replay":
-        if args.trials is None:
-            p.error("replay needs --trials")
-        rows = replay(Path(args.exhaustive), args.trials, args.seeds, buckets)
+        if (args.trials is None) == (args.share is None):
+            p.error("replay needs --trials or --share")
+        rows = replay(Path(args.exhaustive), args.trials, args.seeds, buckets, args.share)
         for r in rows:
             print(
                 f"{r['gpu']}  bucket {r['bucket']:>6}  seed {r['seed']}: {r['measured']}/"
@@ -163,8 +278,6 @@ def main(argv=None) -> int:
             )
         print(json.dumps(rows, indent=1))
         return 0
-    if args.search is None:
-        p.error("compare needs EXHAUSTIVE and SEARCH trial logs")
     rows = compare(Path(args.exhaustive), Path(args.search), buckets)
     for r in rows:
         ratio = r.get("ratio")

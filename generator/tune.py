@@ -6,9 +6,14 @@ enough to resume or to share between workers without any bookkeeping of ours. Th
 also carries a hash of the templates and of the candidate list, so timings made with another
 kernel or another space are never mixed in.
 
+- One score: `Measurement.score`, the time per call that a caller issuing calls back to back
+  waits (the larger of GPU and host time). It is what the sampler minimises and what picks the
+  winner. After the search the best RECHECK_TOP candidates and the torch path are measured
+  again, RECHECK_ROUNDS rounds interleaved; medians decide, and a kernel wins only where it
+  beats the torch path by more than the noise (the spread of those samples, at least NOISE).
 - Brute force (every candidate enqueued) when the feasible space fits the budget, or with
-  `exhaustive`. Either way the heuristic default, this GPU's previous winner and the torch path
-  are measured first, so tuning never ends worse than them.
+  `exhaustive`. Either way the heuristic default, this GPU's previous winners and the torch
+  path are measured first: no seed is fitted to a GPU's measurements.
 - Otherwise each step enqueues the most promising untried candidate it can name -- the best
   config of a neighbouring bucket, then (for a bucket's first LOCAL_STEPS measurements) a
   neighbour of this bucket's best, one field one step away -- and leaves the rest to a seeded
@@ -17,12 +22,18 @@ kernel or another space are never mixed in.
   POLISH_STEPS measurements go to untried neighbours of the bucket's winner so far (and of its
   fastest config in GPU time), so that the search ends on a local optimum.
 - A failed, hung or wrong candidate is a pruned trial with its verdict and reason in the
-  trial's user attributes; it never aborts the study and is never selected.
+  trial's user attributes; it never aborts the study and is never selected. A config proposed
+  again gets its recorded score back (a completed trial), so the sampler learns it again
+  rather than marking the incumbent's neighbourhood bad.
 - Buckets are served round-robin, one measurement at a time, so `--timeout` leaves every
   bucket with its defaults measured rather than some fully searched and others untouched.
 - Several workers (one per GPU) are threads of this process, each driving its own measuring
-  process on its own GPU; they coordinate through the study's storage only, exactly as several
-  hosts pointing at one `--storage` URL do.
+  process on its own GPU; they coordinate through the storage only (Claims), exactly as
+  several processes or hosts pointing at one `--storage` do: a config is measured by whoever
+  holds its claim; the first process with nothing left to measure claims the decision, waits
+  for the measurements in flight, decides every bucket and writes the module, once.
+- Kernels are compiled only when the search is about to measure them (`measure.prefetch`, a
+  pool of compiling processes ahead of the GPU); `bucket_timeout` caps a bucket's measuring.
 
 The search takes `measure(bucket, config) -> Measurement` as an argument: tests drive it with a
 synthetic landscape, `tune_module` with worker processes on the GPUs.
@@ -36,6 +47,8 @@ import json
 import math
 import os
 import random
+import socket
+import statistics
 import sys
 import tempfile
 import threading
@@ -58,32 +71,31 @@ from mlpgen.space import (
     SearchSpace,
     heuristic_config,
     search_space,
-    strategy_seeds,
 )
 from mlpgen.spec import KernelConfig, MLPSpec
-from mlpgen.strategies import STRATEGIES
-from mlpgen.trial_log import config_text, write_trial_log
+from mlpgen.trial_log import config_text, trial_log_path, write_trial_log
 
 Measure = Callable[[int, KernelConfig], Measurement]
-TIE = 0.10  # scores within 10% of the best are a tie: at launch-bound buckets every fused
-# kernel costs the same host time (the launcher, ~17 us on the H200 host), so GPU time decides
-# a CUDA-graph winner beside the call winner where it takes over 5% less GPU time: the tuner's
-# GPU times were within 1% of five re-measurements' medians (BENCHMARKS.md: recheck_probe,
-# run116 and run122), and at the headline's 256 rows chain took 5.16 us against 5.59 (run122)
+# After the search, the RECHECK_TOP best candidates and the torch path are measured
+# RECHECK_ROUNDS more times, one round after another (interleaved, so a slow spell of the GPU or
+# host hits them all alike); each is judged on the median of its samples: of three, one outlier
+# decides nothing.
+RECHECK_TOP = 3
+RECHECK_ROUNDS = 2
+# The least margin a kernel must beat the torch path by (the samples' spread counts where it is
+# larger): a kernel within the noise of the torch path is no gain, and the torch path is safer.
+NOISE = 0.02
+# a CUDA-graph winner beside the call winner where it takes over 5% less GPU time
 GRAPH_TIE = 0.05
 # PDL linking consecutive calls (KernelConfig.pdl) is tried on each bucket's PDL_TOP fastest
 # kernel configs that take it (and its winner) once the search is done, on sm_90 GPUs; it is
-# kept where it takes at least PDL_GAIN less GPU time. On the H200 it took 0.73-0.93x at 1-1024
-# rows for most one-row cluster and rowblock cells but 1.05-1.49x for others (a one-row and a
-# 32-row cluster tile, chain, persist; BENCHMARKS.md, run142), so it is measured, not assumed
-# (persist, once it released the next kernel after its barrier, took 0.91x at the headline's
-# 1024 rows, run189; chain, once its kernels waited before releasing, 0.93x, run192).
+# kept where it takes at least PDL_GAIN less GPU time: it speeds some kernels and slows others,
+# so it is measured, not assumed.
 PDL_TOP = 4
 PDL_GAIN = 0.03
 LOCAL_STEPS = 6  # a bucket's first measurements (firsts included) search the best one's neighbours
-# a budget's last measurements search the winner's neighbours: on the H200 the headline's
-# 1024-row tune (48 trials) left out persist's 4 stages beside its winner, which took 0.97x its
-# GPU time there (BENCHMARKS.md, run172 and run178)
+# a budget's last measurements search the winner's neighbours, so the search ends on a local
+# optimum rather than beside one
 POLISH_STEPS = 4
 MAX_SKIPS = 20  # trials in a row that measure nothing before a random candidate is enqueued
 
@@ -100,6 +112,11 @@ class TuneOptions:
     seed: int = 0
     exhaustive: bool = False  # measure every feasible candidate, ignoring `trials`
     candidate_timeout: float = 30.0  # seconds one candidate may take in its worker
+    bucket_timeout: float | None = None  # seconds of measuring one bucket may take (per process)
+    recheck: int = RECHECK_ROUNDS  # rounds of re-measuring the best few (0: decide on one each)
+    # "tpe": local steps and TPE (the tuner); "random": uniform random proposals, no local
+    # steps (the baseline of the ablation in mlpgen.trials)
+    sampler: str = "tpe"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,15 +183,16 @@ class Known:
 
 
 class Skip(Exception):
-    """A trial the sampler must not learn from (another worker is measuring or has just
-    measured its config): it ends as a FAILed trial, which TPE ignores."""
+    """A trial the sampler must not learn from (another worker holds its config's claim): it
+    ends as a FAILed trial, which TPE ignores."""
 
 
 class Objective:
-    """One trial: suggest a config, refuse it if it is outside the space or was decided
-    already, or measure it. Returns the score (µs) of a verified candidate; a failed or wrong
-    one raises TrialPruned, and so do infeasible and repeated suggestions, so that the sampler
-    moves on from them; the reason is in the trial's user attributes."""
+    """One trial: suggest a config, refuse it if it is outside the space, answer a repeat with
+    its recorded score, or claim and measure it. Returns the score (µs) of a verified candidate;
+    a failed or wrong one raises TrialPruned, and so does an infeasible suggestion; the reason
+    is in the trial's user attributes. `claim(config)` says why another worker has the config
+    (None: it is ours to measure, and `decided(config)` says whether it was measured meanwhile)."""
 
     def __init__(
         self,
@@ -182,13 +200,22 @@ class Objective:
         measure: Measure,
         known: dict[KernelConfig, Known],
         claim: Callable[[KernelConfig], str | None] | None = None,
+        decided: Callable[[KernelConfig], Known | None] | None = None,
     ):
         self.space, self.measure, self.known = space, measure, known
-        self.claim = claim  # why another worker has this config (None: it is ours to measure)
+        self.claim, self.decided = claim, decided
         self.encoding = Encoding(space.domains())
         self.dropped = dict(space.dropped)
         self.measured: Measurement | None = None  # set when this call really measured
         self.config: KernelConfig | None = None
+
+    def repeat(self, trial: optuna.trial.BaseTrial, prior: Known) -> float:
+        """A decided config again: its recorded score, or pruned where it failed."""
+        trial.set_user_attr("repeat_of", prior.number)
+        m = prior.measurement
+        if m.ok:
+            return m.score
+        raise optuna.TrialPruned(f"repeat of trial {prior.number}: {m.verdict}")
 
     def __call__(self, trial: optuna.trial.BaseTrial) -> float:
         self.measured = None
@@ -199,13 +226,15 @@ class Objective:
             trial.set_user_attr("skipped", f"infeasible: {reason}")
             raise optuna.TrialPruned(reason)
         prior = self.known.get(config)
-        if prior is not None:  # pruned, so the sampler looks elsewhere: a tabu, in effect
-            trial.set_user_attr("skipped", f"repeat of trial {prior.number}")
-            raise optuna.TrialPruned(f"repeat of trial {prior.number}")
+        if prior is not None:
+            return self.repeat(trial, prior)
         taken = None if self.claim is None else self.claim(config)
         if taken is not None:
             trial.set_user_attr("skipped", taken)
             raise Skip(taken)
+        prior = None if self.decided is None else self.decided(config)
+        if prior is not None:  # measured by another worker between our read and our claim
+            return self.repeat(trial, prior)
         t0 = time.perf_counter()
         try:
             m = self.measure(self.space.bucket, config)
@@ -288,10 +317,11 @@ class Bucket:
     space: SearchSpace
     target: int  # candidates to measure
     brute: bool  # every candidate enqueued; the sampler is never asked
-    first: list[KernelConfig]  # default, previous winner, torch, strategy seeds: measured first
+    first: list[KernelConfig]  # default, previous winners, torch: measured first
     # previous winners that ran with PDL, as the space holds them (PDL off): pdl_pass tries PDL
     # on them whatever their rank without it
     linked: tuple[KernelConfig, ...] = ()
+    sampler: str = "tpe"  # TuneOptions.sampler
     name: str = field(init=False)
     encoding: Encoding = field(init=False)
 
@@ -301,7 +331,9 @@ class Bucket:
 
     @property
     def sampler_name(self) -> str:
-        return "brute force" if self.brute else "local+tpe"
+        if self.brute:
+            return "brute force"
+        return "local+tpe" if self.sampler == "tpe" else self.sampler
 
     def order(self) -> list[KernelConfig]:
         """What to enqueue: the first candidates, then (brute force) the rest of the space."""
@@ -309,7 +341,9 @@ class Bucket:
         return [c for c in self.first if c in self.space] + rest
 
 
-def make_sampler(seed: int, target: int) -> optuna.samplers.BaseSampler:
+def make_sampler(seed: int, target: int, kind: str = "tpe") -> optuna.samplers.BaseSampler:
+    if kind == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         return optuna.samplers.TPESampler(
@@ -327,7 +361,7 @@ def open_study(storage, bucket: Bucket, seed: int) -> optuna.Study:
         return optuna.create_study(
             storage=storage,
             study_name=bucket.name,
-            sampler=make_sampler(seed, bucket.target),
+            sampler=make_sampler(seed, bucket.target, bucket.sampler),
             direction="minimize",
             load_if_exists=True,
         )
@@ -370,8 +404,8 @@ def previous_winners(previous: dict, bucket: int) -> list[KernelConfig]:
 
 def plan(job: Job) -> list[Bucket]:
     """Each bucket's space, budget and first candidates: the heuristic default, this GPU's
-    previous winners (call and CUDA graph), the torch path, then one seed config per kernel
-    strategy."""
+    previous winners (call and CUDA graph) and the torch path. Nothing else is seeded: the
+    search must find the rest itself, on any GPU."""
     out = []
     for b in job.options.buckets:
         space = search_space(job.spec, b, job.max_shared, job.clusters)
@@ -385,58 +419,159 @@ def plan(job: Job) -> list[Bucket]:
             heuristic_config(job.spec, b),
             *unlinked,
             KernelConfig(strategy="torch"),
-            *strategy_seeds(job.spec, b, job.max_shared),
         )
         first = list(dict.fromkeys(c for c in first if c is not None and c in space))
         linked = tuple(u for c, u in zip(previous, unlinked) if c.pdl and u in space)
         target = n if brute else job.options.trials
-        out.append(Bucket(job.spec, job.key, space, target, brute, first, linked))
+        out.append(
+            Bucket(job.spec, job.key, space, target, brute, first, linked, job.options.sampler)
+        )
     return out
 
 
 class Progress:
-    """One self-rewriting line on stderr when it is a terminal; silent otherwise."""
+    """Progress on stderr: on a terminal one self-rewriting line (bucket, its trials done of its
+    budget, its best score so far); everywhere, one line per bucket once it is done."""
 
-    def __init__(self, total: int, stream=None, enabled: bool | None = None):
+    def __init__(self, total: int, stream=None, enabled: bool | None = None, quiet: bool = False):
         self.stream = sys.stderr if stream is None else stream
-        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.live = (self.stream.isatty() if enabled is None else enabled) and not quiet
+        self.quiet = quiet
         self.total, self.done, self.t0 = total, 0, time.perf_counter()
         self.lock = threading.Lock()
         self.best: dict[int, float] = {}
+        self.count: dict[int, int] = {}
+        self.closed: set[int] = set()
 
-    def update(self, bucket: int, measured: bool, score: float | None) -> None:
+    def update(
+        self, bucket: int, measured: bool, score: float | None, target: int | None = None
+    ) -> None:
         with self.lock:
             self.done += measured
+            self.count[bucket] = self.count.get(bucket, 0) + measured
             if score is not None and score < self.best.get(bucket, math.inf):
                 self.best[bucket] = score
-            if not self.enabled:
+            if not self.live:
                 return
-            width = 24
-            filled = width * min(self.done, self.total) // max(1, self.total)
+            of = f"/{target}" if target else ""
             best = self.best.get(bucket)
             best_txt = f"best {best:8.2f} us" if best is not None else ""
             self.stream.write(
-                f"\r  tuning [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-                f"bucket {bucket:>6} {best_txt}  {time.perf_counter() - self.t0:5.0f}s\x1b[K"
+                f"\r  bucket {bucket:>6}: {self.count[bucket]}{of} trials {best_txt}  "
+                f"[{self.done}/{self.total}] {time.perf_counter() - self.t0:5.0f}s\x1b[K"
+            )
+            self.stream.flush()
+
+    def finished(self, bucket: int, target: int, best: str | None = None) -> None:
+        """One line for a bucket whose search is done (here), once."""
+        with self.lock:
+            if self.quiet or bucket in self.closed:
+                return
+            self.closed.add(bucket)
+            n = self.count.get(bucket, 0)
+            score = self.best.get(bucket)
+            text = "nothing verified" if score is None else f"best {score:.2f} us"
+            if best:
+                text += f" ({best})"
+            self.stream.write(
+                f"\r  bucket {bucket:>6}: {n}/{target} trials, {text}\x1b[K\n"
+                if self.live
+                else f"  bucket {bucket:>6}: {n}/{target} trials, {text}\n"
             )
             self.stream.flush()
 
     def close(self) -> None:
-        if self.enabled:
+        if self.live:
             self.stream.write("\n")
             self.stream.flush()
 
 
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+CLAIM_TTL = 900.0  # seconds after which another host's claim is taken to be dead
+
+
+class Claims:
+    """Claims on work, kept in the storage so that every process and host sharing it sees them:
+    a claim is a RUNNING trial of the study `<name>|claims`, created in one write with its key
+    and its owner (host:pid). Creation orders the claims (trial numbers); a claim holds where no
+    live claim of the same key precedes it, so of two processes that claim one key at once
+    exactly one gets it, whatever the storage (a journal file, a database). A claim is dead once
+    released (FAIL) or when its owner is: a process of this host that is gone, or an owner on
+    another host after `ttl` seconds. A killed process thus leaves nothing locked."""
+
+    def __init__(self, storage, name: str, ttl: float = CLAIM_TTL):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            self.study = optuna.create_study(
+                storage=storage, study_name=f"{name}|claims", load_if_exists=True
+            )
+        self.storage = self.study._storage
+        self.host = socket.gethostname()
+        self.owner = f"{self.host}:{os.getpid()}"
+        self.ttl = ttl
+
+    def live(self, t: optuna.trial.FrozenTrial) -> bool:
+        if t.state != TrialState.RUNNING:
+            return False
+        host, _, pid = t.user_attrs.get("owner", ":").rpartition(":")
+        if host == self.host:
+            return pid.isdigit() and alive(int(pid))
+        start = t.datetime_start or datetime.datetime.now()
+        return (datetime.datetime.now() - start).total_seconds() < self.ttl
+
+    def holders(self) -> list[optuna.trial.FrozenTrial]:
+        return [
+            t
+            for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+            if self.live(t)
+        ]
+
+    def take(self, key: str, **attrs) -> int | None:
+        """The claim's trial id, or None where a live claim of `key` precedes ours."""
+        template = optuna.trial.create_trial(
+            state=TrialState.RUNNING, user_attrs={"key": key, "owner": self.owner, **attrs}
+        )
+        tid = self.storage.create_new_trial(self.study._study_id, template_trial=template)
+        mine = self.storage.get_trial(tid).number
+        if any(t.user_attrs.get("key") == key and t.number < mine for t in self.holders()):
+            self.release(tid)
+            return None
+        return tid
+
+    def release(self, tid: int) -> None:
+        self.storage.set_trial_state_values(tid, TrialState.FAIL)
+
+    def busy(self, study: str) -> set[KernelConfig]:
+        """The configs of a bucket's study that someone is measuring now."""
+        return {
+            KernelConfig.from_dict(t.user_attrs["config"])
+            for t in self.holders()
+            if t.user_attrs.get("study") == study and "config" in t.user_attrs
+        }
+
+
+def claim_key(study: str, config: KernelConfig) -> str:
+    return f"{study}|{json.dumps(config.to_dict(), sort_keys=True)}"
+
+
 @dataclass
 class Shared:
-    """What the workers of one search share: the storage, the candidates being measured right
-    now (so two workers do not measure one candidate at once), and the progress line."""
+    """What the workers of one search share: the storage, the claims in it, the progress."""
 
     storage: object
     seed: int
     progress: Progress
-    inflight: dict = field(default_factory=dict)  # (study name, config) -> worker index
-    done: set = field(default_factory=set)  # (study name, config) measured by this process
+    claims: Claims
+    bucket_timeout: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -451,6 +586,8 @@ class Driver:
         }
         self.rng = random.Random(shared.seed * 7 + index)
         self.best: dict[str, tuple[float, KernelConfig]] = {}  # study name -> best so far
+        self.spent: dict[str, float] = {}  # study name -> seconds this driver measured it
+        self.pending: dict[str, optuna.trial.Trial] = {}  # study name -> trial asked ahead
         for b in buckets:
             known, _ = snapshot(self.studies[b.name], b.encoding)
             for config, k in known.items():
@@ -467,13 +604,15 @@ class Driver:
         near = self.buckets[max(0, i - 1) : i] + self.buckets[i + 1 : i + 2]
         return [self.best[b.name][1] for b in near if b.name in self.best]
 
-    def guess(self, bucket: Bucket, known) -> KernelConfig | None:
+    def guess(self, bucket: Bucket, known, busy) -> KernelConfig | None:
         """What to measure next before asking the sampler: a neighbouring bucket's best, or
         an untried neighbour of this bucket's best (one field one step away in its domain)
         in its first LOCAL_STEPS measurements, or of its winner (polish) in the budget's last
         POLISH_STEPS; None lets TPE propose (in between, and once those neighbourhoods are
-        exhausted)."""
-        left = set(self.remaining(bucket, known))
+        exhausted; always with the random sampler)."""
+        if bucket.sampler == "random":
+            return None
+        left = set(self.remaining(bucket, known, busy))
         for c in self.neighbours_best(bucket):
             if c in left:
                 return c
@@ -501,59 +640,116 @@ class Driver:
                     return self.rng.choice(near)
         return None
 
-    def remaining(self, bucket: Bucket, known) -> list[KernelConfig]:
-        with self.shared.lock:
-            busy = {c for (name, c) in self.shared.inflight if name == bucket.name}
+    def remaining(self, bucket: Bucket, known, busy) -> list[KernelConfig]:
         return [c for c in bucket.space.candidates if c not in known and c not in busy]
 
-    def finished(self, bucket: Bucket, known) -> bool:
+    def finished(self, bucket: Bucket, known, busy) -> bool:
+        """Its budget is measured or being measured, nothing is left, or its time is up."""
         measured = sum(1 for c in known if c in bucket.space)
-        return measured >= bucket.target or not self.remaining(bucket, known)
+        cap = self.shared.bucket_timeout
+        if cap is not None and self.spent.get(bucket.name, 0.0) >= cap:
+            return True
+        return measured + len(busy) >= bucket.target or not self.remaining(bucket, known, busy)
+
+    def prefetch(self, configs: Sequence[KernelConfig]) -> None:
+        """Tell the measure what comes next (a measure that compiles starts on it)."""
+        ahead = getattr(self.measure, "prefetch", None)
+        if ahead is not None:
+            ahead([c for c in configs if c.has_kernel])
+
+    def ahead(self, bucket: Bucket) -> None:
+        """Ask the bucket's next trial now, right after its last measurement, and hand its
+        config to the compiler: it is measured when the bucket's turn comes round again (after
+        the other buckets'), by which time its kernel is compiled. Proposals that measure
+        nothing (repeats, infeasible configs) are answered at once, up to MAX_SKIPS."""
+        study = self.studies[bucket.name]
+        for _ in range(MAX_SKIPS):
+            known, waiting = snapshot(study, bucket.encoding)
+            busy = self.shared.claims.busy(bucket.name)
+            if self.finished(bucket, known, busy):
+                return
+            if not waiting:
+                if bucket.brute:  # what is left was lost with a dead process: enqueue it again
+                    left = self.remaining(bucket, known, busy)[:1]
+                    enqueue(study, bucket.encoding, left, set(known))
+                elif (guess := self.guess(bucket, known, busy)) is not None:
+                    enqueue(study, bucket.encoding, [guess], set(known))
+            with self.shared.lock:  # one ask at a time in this process (SQLite locks coarsely)
+                trial = study.ask()
+            config = bucket.encoding.suggest(trial)  # kept by the trial: the objective's too
+            if config in bucket.space and config not in known:
+                self.prefetch([config])
+                self.pending[bucket.name] = trial
+                return
+            self.trial(bucket, study, known, trial)  # a repeat or infeasible: no measurement
+
+    def drop_pending(self) -> None:
+        """Trials asked ahead and never measured end as FAILed (the sampler ignores them)."""
+        for name, trial in self.pending.items():
+            self.studies[name].tell(trial, state=TrialState.FAIL)
+        self.pending.clear()
 
     def step(self, bucket: Bucket) -> bool:
         """Measure one more candidate of this bucket; False once it needs nothing more."""
         study = self.studies[bucket.name]
+        claims = self.shared.claims
+        ahead = self.pending.pop(bucket.name, None)
         known, waiting = snapshot(study, bucket.encoding)
-        if not bucket.brute and not waiting:
-            guess = self.guess(bucket, known)
+        busy = claims.busy(bucket.name)
+        if ahead is None and not bucket.brute and not waiting:
+            guess = self.guess(bucket, known, busy)
             if guess is not None:
                 enqueue(study, bucket.encoding, [guess], set(known))
+                self.prefetch([guess])
         for _ in range(MAX_SKIPS):
             known, waiting = snapshot(study, bucket.encoding)
-            if self.finished(bucket, known):
+            busy = claims.busy(bucket.name)
+            if self.finished(bucket, known, busy):
+                if ahead is not None:
+                    study.tell(ahead, state=TrialState.FAIL)
                 return False
-            if not waiting and bucket.brute:
+            if ahead is None and not waiting and bucket.brute:
                 # everything was enqueued, so what is left is running elsewhere or was lost
                 # with a dead process: enqueue it again (a repeat costs nothing)
-                enqueue(study, bucket.encoding, self.remaining(bucket, known)[:1], set(known))
-            if self.trial(bucket, study, known) is not None:
+                left = self.remaining(bucket, known, busy)[:1]
+                enqueue(study, bucket.encoding, left, set(known))
+            m = self.trial(bucket, study, known, ahead)
+            ahead = None
+            if m is not None:
+                self.ahead(bucket)
                 return True
         # the sampler keeps proposing decided or infeasible configs: measure a random one of
         # those left, so every step makes progress
         known, waiting = snapshot(study, bucket.encoding)
-        left = [c for c in self.remaining(bucket, known) if c not in waiting]
+        left = [c for c in self.remaining(bucket, known, busy) if c not in waiting]
         if left:
-            enqueue(study, bucket.encoding, [self.rng.choice(left)], set(known) | waiting)
+            pick = self.rng.choice(left)
+            enqueue(study, bucket.encoding, [pick], set(known) | waiting)
+            self.prefetch([pick])
         return True
 
-    def trial(self, bucket: Bucket, study: optuna.Study, known) -> Measurement | None:
-        """One Optuna trial; the measurement if it measured something."""
-        claimed = []
+    def trial(self, bucket: Bucket, study: optuna.Study, known, trial=None) -> Measurement | None:
+        """One Optuna trial (`trial`: one asked ahead); the measurement if it measured one."""
+        claims = self.shared.claims
+        held = []
 
         def claim(config: KernelConfig) -> str | None:
-            token = (bucket.name, config)
-            with self.shared.lock:
-                if token in self.shared.inflight:
-                    return "being measured by another worker"
-                if token in self.shared.done:
-                    return "measured by another worker"
-                self.shared.inflight[token] = self.index
-            claimed.append(token)
+            tid = claims.take(
+                claim_key(bucket.name, config), study=bucket.name, config=config.to_dict()
+            )
+            if tid is None:
+                return "being measured by another worker"
+            held.append(tid)
             return None
 
-        objective = Objective(bucket.space, self.measure, known, claim)
-        with self.shared.lock:  # SQLite cannot lock rows: two threads could pop one trial
-            trial = study.ask()
+        def decided(config: KernelConfig) -> Known | None:
+            return snapshot(study, bucket.encoding)[0].get(config)
+
+        objective = Objective(bucket.space, self.measure, known, claim, decided)
+        if trial is None:
+            with self.shared.lock:  # one ask at a time in this process (SQLite locks coarsely)
+                trial = study.ask()
+        t0 = time.monotonic()
         try:
             study.tell(trial, objective(trial))
         except optuna.TrialPruned:
@@ -564,35 +760,39 @@ class Driver:
             study.tell(trial, state=TrialState.FAIL)
             raise
         finally:  # released once the trial is finished in the storage
-            with self.shared.lock:
-                for token in claimed:
-                    self.shared.inflight.pop(token, None)
-                    if objective.measured is not None:
-                        self.shared.done.add(token)
+            for tid in held:
+                claims.release(tid)
         m = objective.measured
         if m is not None:
+            self.spent[bucket.name] = self.spent.get(bucket.name, 0.0) + time.monotonic() - t0
             self.note(bucket, objective.config, m)
-            self.shared.progress.update(bucket.space.bucket, True, m.score)
+            self.shared.progress.update(bucket.space.bucket, True, m.score, bucket.target)
         return m
 
     def run(self, deadline: float | None) -> None:
         active = list(self.buckets)
-        while active:
-            for bucket in list(active):
-                if deadline is not None and time.monotonic() >= deadline:
-                    return
-                if not self.step(bucket):
-                    active.remove(bucket)
+        try:
+            while active:
+                for bucket in list(active):
+                    if deadline is not None and time.monotonic() >= deadline:
+                        return
+                    if not self.step(bucket):
+                        active.remove(bucket)
+                        best = self.best.get(bucket.name)
+                        text = best and config_text(entry(best[1]))
+                        self.shared.progress.finished(bucket.space.bucket, bucket.target, text)
+        finally:
+            self.drop_pending()
 
 
 def make_storage(url_or_storage):
     """An Optuna storage: a URL names a database (an RDBStorage: SQLite, PostgreSQL, MySQL,
     ...), any other string a journal file (Optuna's append-only log, process-safe through a
     file lock); a storage object is used as it is. The journal is the default: the search
-    reads its study's trials several times a step, and with SQLite the headline's search took
-    56 s longer on the H200's host (BENCHMARKS.md, tune time). Several hosts
-    sharing one study need a server database: SQLite cannot lock the queued trials that two
-    processes might both pop."""
+    reads its study's trials several times a step, which a journal answers from memory and
+    SQLite from disk. Processes on several hosts share a journal on a shared filesystem or a
+    server database; two processes may pop one queued trial, and Claims keeps them from both
+    measuring it."""
     if not isinstance(url_or_storage, str):
         return url_or_storage
     if "://" in url_or_storage:
@@ -612,71 +812,86 @@ class BucketResult:
     trials: list[dict]
     measured: int
     pairs: list[tuple[KernelConfig, Measurement]] = field(default_factory=list)  # measured
-
-
-def launch_path(config: KernelConfig) -> str:
-    """The path a config's calls take: the generated module's kernel lane (one launch of one
-    compiled kernel given the tensors' addresses, the workspace's too: Strategy.kernel_lane),
-    or a path of the strategy's own (the torch path, cuBLASLt's epilogue, several launches,
-    TMA descriptors)."""
-    return "kernel lane" if STRATEGIES[config.strategy].on_kernel_lane(config) else config.strategy
-
-
-def own_host_time(config: KernelConfig) -> bool:
-    """Whether a config keeps its own host time instead of its launch path's floor: calls that
-    launch several kernels in turn (Strategy.several_kernels), whose host time differs between
-    configs of one path (three chain configs on the native lane took 9.75, 13.49 and 13.80 us a
-    call in one H200 tune; pooled, the 13.49 one had won on the 9.75 of another)."""
-    return STRATEGIES[config.strategy].several_kernels
-
-
-def launch_floors(records: Sequence[tuple[KernelConfig, Measurement]]) -> dict[str, float]:
-    """Per launch path (launch_path), the least host time measured in a bucket. Host time is
-    the cost of the launch path, which every config on it shares (strategies, tiles and warps
-    do not change it), so the spread between those configs is noise: 17-23 us for one launcher
-    in one H200 run (BENCHMARKS.md); in run60's exhaustive tune at 16 rows stream's least was
-    13.7 us, split's on the same lane 15.2. Scoring each config with its
-    path's least keeps that noise from deciding between configs that differ in GPU time."""
-    floors: dict[str, float] = {}
-    for c, m in records:
-        if m.ok and m.host_us is not None and not own_host_time(c):
-            path = launch_path(c)
-            floors[path] = min(floors.get(path, math.inf), m.host_us)
-    return floors
-
-
-def pooled_score(config: KernelConfig, m: Measurement, floors: dict[str, float]) -> float:
-    """m's score with its launch path's floor in place of its own host time (own_host_time's
-    strategies: their own)."""
-    if m.host_us is None:
-        return m.us
-    return replace(m, host_us=floors.get(launch_path(config), m.host_us)).score
+    recheck: list[dict] = field(default_factory=list)  # re-measured candidates: scores, median
 
 
 def pick_winner(records: Sequence[tuple[KernelConfig, Measurement]]):
-    """The verified candidate with the least pooled score (pooled_score); among scores within
-    TIE of the best (calls bound by the host, not the GPU), the one with the least GPU time."""
+    """The verified candidate of least score (Measurement.score, the number the sampler
+    minimises); an exact tie goes to the one of less GPU time."""
     ok = [(c, m) for c, m in records if m.ok]
     if not ok:
         return None
-    floors = launch_floors(ok)
-    scored = [(pooled_score(c, m, floors), c, m) for c, m in ok]
-    best = min(s for s, _, _ in scored)
-    near = [(s, c, m) for s, c, m in scored if s <= best * (1 + TIE)]
-    _, c, m = min(near, key=lambda scm: (scm[2].us, scm[0]))
-    return c, m
+    return min(ok, key=lambda cm: (cm[1].score, cm[1].us))
 
 
 def pick_graph_winner(records, winner):
     """The verified candidate with the least GPU time, to run while a CUDA graph is captured
     (a replay has no per-call host cost, so host time does not count), or None when the winner
-    is within GRAPH_TIE of it: at host-bound buckets the two differ (BENCHMARKS.md: split at
-    4-6 us of GPU time lost to stream's 12 us on a 2 us cheaper launch)."""
+    is within GRAPH_TIE of it: at host-bound buckets the two differ."""
     ok = [(c, m) for c, m in records if m.ok]
     if not ok or winner is None:
         return None
     c, m = min(ok, key=lambda cm: cm[1].us)
     return None if winner[1].us <= m.us * (1 + GRAPH_TIE) else (c, m)
+
+
+def relative_spread(values: Sequence[float]) -> float:
+    """(largest - least) / median of a config's scores: how far its measurements disagreed."""
+    med = statistics.median(values)
+    return (max(values) - min(values)) / med if med > 0 else 0.0
+
+
+def median_measurement(ms: Sequence[Measurement]) -> Measurement:
+    """One measurement from several of one config: each time the median of its samples, the
+    spread the larger of the scores' spread and the timings' own."""
+    us = statistics.median(m.us for m in ms)
+    hosts = [m.host_us for m in ms if m.host_us is not None]
+    host = statistics.median(hosts) if hosts else None
+    within = max((m.spread or 0.0) for m in ms)
+    spread = max(within, relative_spread([m.score for m in ms])) if len(ms) > 1 else ms[0].spread
+    return replace(ms[0], us=us, host_us=host, spread=spread)
+
+
+def never_slower(winner, eager):
+    """The winner, or the torch path where a kernel does not beat it by more than the noise:
+    NOISE, or the larger spread of the two where that is larger."""
+    if winner is None or eager is None or winner[0].strategy == "torch":
+        return winner
+    (_, m), (tc, tm) = winner, eager
+    margin = max(NOISE, m.spread or 0.0, tm.spread or 0.0)
+    return winner if m.score * (1 + margin) < tm.score else (tc, tm)
+
+
+def recheck(result: BucketResult, measure: Measure, rounds: int, study=None) -> None:
+    """Measure the RECHECK_TOP best candidates and the torch path `rounds` more times,
+    interleaved, and decide on medians (never_slower included); a candidate that fails a
+    re-measurement is out. The samples go into result.recheck (and the trial log), and into the
+    study's user attributes: a resumed run replays them instead of measuring again."""
+    ok = sorted((cm for cm in result.pairs if cm[1].ok), key=lambda cm: (cm[1].score, cm[1].us))
+    top = ok[:RECHECK_TOP]
+    top += [cm for cm in ok if cm[0].strategy == "torch" and cm not in top][:1]
+    samples = {c: [m] for c, m in top}
+    for r in range(rounds):
+        for c in samples:
+            name = f"recheck {r} " + json.dumps(c.to_dict(), sort_keys=True)
+            stored = study.user_attrs.get(name) if study is not None else None
+            m = Measurement.from_dict(stored) if stored else measure(result.bucket, c)
+            if study is not None and not stored:
+                study.set_user_attr(name, m.to_dict())
+            samples[c].append(m)
+    decided = []
+    result.recheck = []
+    for c, ms in samples.items():
+        entry_ = {"config": c.to_dict(), "scores": [m.score and round(m.score, 3) for m in ms]}
+        if all(m.ok for m in ms):
+            med = median_measurement(ms)
+            decided.append((c, med))
+            entry_.update(median=round(med.score, 3), spread=round(med.spread or 0.0, 4))
+        result.recheck.append(entry_)
+    eager = next(((c, m) for c, m in decided if c.strategy == "torch"), None)
+    result.winner = never_slower(pick_winner(decided), eager)
+    if eager is not None:
+        result.eager = eager[1]
 
 
 def trial_record(t: optuna.trial.FrozenTrial) -> dict:
@@ -690,6 +905,8 @@ def trial_record(t: optuna.trial.FrozenTrial) -> dict:
         rec.update(m)
     elif "skipped" in t.user_attrs:
         rec["skipped"] = t.user_attrs["skipped"]
+    elif "repeat_of" in t.user_attrs:  # a proposal of a decided config: its score, again
+        rec["repeat_of"] = t.user_attrs["repeat_of"]
     return rec
 
 
@@ -708,12 +925,10 @@ def collect(study: optuna.Study, bucket: Bucket) -> BucketResult:
 
 def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None = None):
     """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest configs that take it
-    (KernelConfig.takes_pdl), its winner and the previous winners that ran with
-    it (Bucket.linked: run179's re-tune of the headline's 256 rows measured the shipped persist
-    cell without PDL 5th fastest, 5.62 us against its 5.14 with PDL in run172, and did not try
-    it linked); a PDL variant joins the bucket's records where it took PDL_GAIN less GPU time
-    than the same config without, and the call winner is picked again over them; the CUDA-graph
-    winner over the times without PDL. Its measurements are recorded as trials of state "pdl",
+    (KernelConfig.takes_pdl), its winner and the previous winners that ran with it
+    (Bucket.linked: a budgeted re-tune may rank such a config low without PDL and would never
+    try it linked); a PDL variant joins the bucket's records where it took PDL_GAIN less GPU
+    time than the same config without. Its measurements are recorded as trials of state "pdl",
     and kept in the study's user attributes: a resumed run replays them instead of measuring
     again (so it picks the same winners)."""
     ok = [(c, m) for c, m in result.pairs if m.ok and c.takes_pdl and not c.pdl]
@@ -736,16 +951,37 @@ def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None 
         result.trials.append(record)  # `measured` stays the search's own count
         if m.ok and m.us <= base.us * (1 - PDL_GAIN):
             added.append((linked, m))
-    if added:
-        unlinked = [(c, m) for c, m in result.pairs if not c.pdl]
-        result.pairs = result.pairs + added
-        result.winner = pick_winner(result.pairs)
-        # a CUDA graph's replays do not overlap one another (PDL links kernels of one graph or
-        # stream, not graph launches): the graph winner is judged on times without PDL
-        plain = replace(result.winner[0], pdl=False)
-        mine = next((c, m) for c, m in unlinked if c == plain)
-        result.graph = pick_graph_winner(unlinked, mine)
+    result.pairs = result.pairs + added
+    result.winner = pick_winner(result.pairs)
     return result
+
+
+def decide(result: BucketResult, measure: Measure, rounds: int, study=None) -> BucketResult:
+    """The bucket's winners: the call winner on re-measured medians (recheck: never slower than
+    the torch path), and the CUDA-graph winner. A CUDA graph's replays do not overlap one
+    another (PDL links kernels of one graph or stream, not graph launches), so the graph winner
+    is judged on times without PDL."""
+    recheck(result, measure, rounds, study)
+    if result.winner is None:
+        result.graph = None
+        return result
+    unlinked = [(c, m) for c, m in result.pairs if not c.pdl]
+    plain = replace(result.winner[0], pdl=False)
+    mine = next(((c, m) for c, m in unlinked if c == plain), result.winner)
+    result.graph = pick_graph_winner(unlinked, mine)
+    return result
+
+
+def fingerprint(studies) -> list[int]:
+    """How many trials each bucket's study holds: what a decision was made on."""
+    return [len(s.get_trials(deepcopy=False)) for s in studies]
+
+
+class Results(dict):
+    """{bucket: BucketResult}; `final`: this process decided the winners (and, through
+    search's on_final, wrote them); False where another process does or did."""
+
+    final: bool = True
 
 
 def search(
@@ -753,19 +989,30 @@ def search(
     measures: Sequence[Measure],
     storage,
     progress: Progress | None = None,
-) -> dict[int, BucketResult]:
-    """Tune every bucket of `job` with one driver per measure; returns each bucket's result."""
+    on_final: Callable[[Results], None] | None = None,
+) -> Results:
+    """Tune every bucket of `job` with one driver per measure; returns each bucket's result.
+
+    Processes sharing the storage cooperate (Claims): when a process has nothing left to
+    measure it claims the decision, waits for the measurements others have in flight, then
+    decides every bucket (PDL, re-measurement) and calls `on_final` holding the claim, so the
+    module is written once, with every bucket. A process that finds the claim held, or the same
+    trials decided since it started, only reads the results."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    started = time.time()
     storage = make_storage(storage)
     buckets = plan(job)
     opts = job.options
     deadline = None if opts.timeout is None else time.monotonic() + opts.timeout
     if progress is None:
         progress = Progress(sum(b.target for b in buckets))
+    claims = Claims(storage, f"{job.spec.name}|{job.key}", CLAIM_TTL)
     for i, b in enumerate(buckets):  # single-threaded: create the studies, enqueue the firsts
         enqueue(open_study(storage, b, opts.seed + i), b.encoding, b.order())
-    shared = Shared(storage, opts.seed, progress)
+    shared = Shared(storage, opts.seed, progress, claims, opts.bucket_timeout)
     drivers = [Driver(i, buckets, m, shared) for i, m in enumerate(measures)]
+    for d in drivers[:1]:  # the firsts of every bucket (all of a brute-force one) compile first
+        d.prefetch([c for b in buckets for c in b.order()])
     errors: list[BaseException] = []
 
     def run(d: Driver) -> None:
@@ -787,10 +1034,37 @@ def search(
                 raise errors[0]
     finally:
         progress.close()
-    results = {b.space.bucket: collect(drivers[0].studies[b.name], b) for b in buckets}
-    if job.pdl and job.recorded is None:  # a replayed log has no PDL times
-        for b in buckets:
-            pdl_pass(results[b.space.bucket], measures[0], drivers[0].studies[b.name])
+    studies = [drivers[0].studies[b.name] for b in buckets]
+    results = Results()
+    # one decision per set of studies: runs over other buckets decide (and write) their own
+    decision = "decide " + ",".join(b.name for b in buckets)
+    token = claims.take(decision)
+    if token is None:
+        results.final = False
+    try:
+        if token is not None:
+            while any(claims.busy(b.name) for b in buckets):  # measurements still in flight
+                time.sleep(0.2)
+            done = claims.study.user_attrs.get(decision)
+            if done and done["trials"] == fingerprint(studies) and done["time"] >= started:
+                results.final = False  # another process decided on these very trials
+        for b, study in zip(buckets, studies):
+            results[b.space.bucket] = collect(study, b)
+        if not results.final:
+            return results
+        for b, study in zip(buckets, studies):
+            r = results[b.space.bucket]
+            if job.pdl and job.recorded is None:  # a replayed log has no PDL times
+                pdl_pass(r, measures[0], study)
+            decide(r, measures[0], opts.recheck, study)
+        if on_final is not None:
+            on_final(results)
+        claims.study.set_user_attr(
+            decision, {"trials": fingerprint(studies), "time": time.time()}
+        )
+    finally:
+        if token is not None:
+            claims.release(token)
     return results
 
 
@@ -840,35 +1114,47 @@ def tune(
     extra: dict | None = None,
     progress: Progress | None = None,
 ) -> dict:
-    """Search, then write this GPU's winners into the module and its trials beside it."""
+    """Search, then write this GPU's winners into the module and its trials beside it (the
+    one process that decides them, where several share the storage: search)."""
     path = Path(path)
     t0 = time.perf_counter()
-    results = search(job, measures, storage, progress)
-    seconds = time.perf_counter() - t0
     opts = job.options
-    provenance = {
-        **versions(),
-        "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "seed": opts.seed,
-        "trials": opts.trials,
-        "timeout": opts.timeout,
-        "exhaustive": opts.exhaustive,
-        "buckets": sorted(opts.buckets),  # a run over some buckets merges into the table
-        "workers": len(measures),
-        "measured": sum(r.measured for r in results.values()),
-        "tuning_seconds": round(seconds, 1),
-        **(extra or {}),
-    }
+    provenance = {}
+    log_path = trial_log_path(path)
+
+    def write(results: Results) -> None:
+        provenance.update(
+            {
+                **versions(),
+                "date": datetime.datetime.now().isoformat(timespec="seconds"),
+                "seed": opts.seed,
+                "trials": opts.trials,
+                "timeout": opts.timeout,
+                "exhaustive": opts.exhaustive,
+                "buckets": sorted(opts.buckets),  # a run over some buckets merges into the table
+                "workers": len(measures),
+                "measured": sum(r.measured for r in results.values()),
+                "tuning_seconds": round(time.perf_counter() - t0, 1),
+                **(extra or {}),
+            }
+        )
+        table = winners_table(results)
+        if table:  # write_module keeps the default's other buckets
+            write_module(
+                path, job.spec, job.key, table, provenance, buckets=opts.buckets, merge=True
+            )
+        write_trial_log(path, job.spec, job.key, provenance, results)
+
+    results = search(job, measures, storage, progress, on_final=write)
+    seconds = time.perf_counter() - t0
     table = winners_table(results)
-    if table:  # write_module keeps the default's other buckets
-        write_module(path, job.spec, job.key, table, provenance, buckets=opts.buckets, merge=True)
-    log = write_trial_log(path, job.spec, job.key, provenance, results)
     return {
         "gpu": job.key,
         "module": str(path),
-        "trial_log": str(log),
+        "trial_log": str(log_path),
+        "written": results.final,  # False: another process sharing the storage wrote it
         "seconds": round(seconds, 1),
-        "measured": provenance["measured"],
+        "measured": sum(r.measured for r in results.values()),
         "buckets": {
             str(b): {
                 "sampler": r.plan.sampler_name,
@@ -876,6 +1162,7 @@ def tune(
                 "dropped": len(r.plan.space.dropped),
                 "measured": r.measured,
                 "winner": table.get(b),
+                "recheck": r.recheck,
             }
             for b, r in sorted(results.items())
         },
@@ -911,19 +1198,23 @@ def build_native_lane(spec: MLPSpec, workdir: str) -> bool:
     return True
 
 
-def tune_module(path: Path, opts: TuneOptions) -> dict:
-    """Tune the module at `path` on this machine's GPU(s) and write the winners into it."""
+def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
+    """Tune the module at `path` on this machine's GPU(s) and write the winners into it.
+    Kernels are compiled in a pool of processes just ahead of the measuring workers, only
+    those the search measures. quiet: no progress lines (the caller prints JSON); the closing
+    line is printed either way."""
     import torch
 
-    from mlpgen.measure import WorkerMeasure, compile_all
+    from mlpgen.measure import Compiler, WorkerMeasure
 
+    t0 = time.perf_counter()
     path = Path(path)
     spec, tuned, _ = read_module(path)
     count = torch.cuda.device_count()
     devices = list(range(max(1, min(opts.workers, count))))
     key = gpu_key(devices[0])
     same = [d for d in devices if gpu_key(d) == key]
-    if opts.workers > len(same):
+    if opts.workers > len(same) and not quiet:
         log(f"mlpgen: {len(same)} worker(s): {count} GPU(s) visible, {len(same)} like GPU 0")
     props = torch.cuda.get_device_properties(devices[0])
     job = Job(
@@ -936,36 +1227,15 @@ def tune_module(path: Path, opts: TuneOptions) -> dict:
         pdl=props.major >= 9,
     )
     storage = opts.storage or default_storage(path)
-    tty = sys.stderr.isatty()
+    progress = Progress(sum(b.target for b in plan(job)), quiet=quiet)
     with tempfile.TemporaryDirectory(prefix="mlpgen-") as workdir:
-        units = sorted(
-            {c for b in plan(job) for c in b.space.candidates if c.has_kernel},
-            key=lambda c: tuple(c.to_dict().values()),
-        )
-        t0 = time.perf_counter()
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        done = []
-
-        def compiled(config, status):
-            done.append(status)
-            if tty:
-                sys.stderr.write(f"\r  compiling {len(done)}/{len(units)} kernels\x1b[K")
-                sys.stderr.flush()
-
+        # its compiler runs beside the kernels' compiles, before any candidate is timed
         native = threading.Thread(target=build_native_lane, args=(spec, workdir), daemon=True)
-        native.start()  # its compiler runs beside the kernels' compiles
-        errors = compile_all(
-            spec,
-            units,
-            workdir,
-            processes=max(1, (cpus or 2) - 1),
-            device=devices[0],
-            on_done=compiled,
+        native.start()
+        compiler = Compiler(
+            spec, workdir, processes=max(1, (cpus or 2) - len(same)), device=devices[0]
         )
-        native.join()
-        if tty and units:
-            sys.stderr.write("\n")
-        compile_s = time.perf_counter() - t0
         measures = [
             WorkerMeasure(
                 spec,
@@ -973,37 +1243,36 @@ def tune_module(path: Path, opts: TuneOptions) -> dict:
                 device=d,
                 limit_s=opts.candidate_timeout,
                 seed=opts.seed,
-                compile_errors=errors,
+                compiler=compiler,
             )
             for d in same
         ]
-        if opts.timeout is not None:  # the budget covers compiling too
-            left = replace(opts, timeout=max(1.0, opts.timeout - compile_s))
-            job = replace(job, options=left)
+        native.join()
         try:
             summary = tune(
                 path,
                 job,
                 measures,
                 storage,
-                extra={
-                    "compile_seconds": round(compile_s, 1),
-                    "gpu": torch.cuda.get_device_name(devices[0]),
-                    "timeout": opts.timeout,
-                },
+                extra={"gpu": torch.cuda.get_device_name(devices[0]), "timeout": opts.timeout},
+                progress=progress,
             )
         finally:
             for m in measures:
                 m.close()
-    total = compile_s + summary["seconds"]
-    summary["compile_seconds"] = round(compile_s, 1)
-    summary["total_seconds"] = round(total, 1)
-    summary["compile_errors"] = len(errors)
-    if tty:
+            compiler.close()
+    # wall time from the start: the native lane's build, then compiling (overlapped with
+    # measuring, so it has no time of its own) and measuring
+    summary["total_seconds"] = round(time.perf_counter() - t0, 1)
+    summary["compiled"] = compiler.compiled()
+    summary["compile_errors"] = len(compiler.errors)
+    if sys.stderr.isatty() and not quiet:
         print_summary(summary)
+    wrote = f"wrote {path}" if summary["written"] else "another process writes the module"
     log(
-        f"mlpgen: tuned {len(summary['buckets'])} buckets on {key} in {total:.0f}s "
-        f"({summary['measured']} candidates measured); wrote {path}"
+        f"mlpgen: tuned {len(summary['buckets'])} buckets on {key} in "
+        f"{summary['total_seconds']:.0f}s ({summary['measured']} candidates measured, "
+        f"{summary['compiled']} kernels compiled); {wrote}"
     )
     return summary
 

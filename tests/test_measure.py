@@ -14,13 +14,13 @@ import torch
 
 from mlpgen.measure import (
     HOST_BUCKET_MAX,
+    Compiler,
     Measurement,
     Worker,
     WorkerMeasure,
     WorkerPoisoned,
     WorkerStartError,
     candidate_module,
-    compile_all,
     describe,
     measure_candidate,
     verify_sizes,
@@ -32,6 +32,15 @@ CFG = KernelConfig(block_m=16, chunk=32, num_warps=2)
 
 
 # --- functions run inside worker processes (spawn imports this module by name) ---------------
+
+
+def fake_compile(spec, config, workdir):
+    """A compile that takes a while and leaves a trace: one line per config, in order."""
+    time.sleep(0.2)
+    if config.block_m == 64:
+        raise RuntimeError("out of resource: shared memory")
+    with open(Path(workdir) / "compiled", "a") as f:
+        f.write(f"{config.block_m}\n")
 
 
 def answer(x):
@@ -133,8 +142,6 @@ def test_worker_measure_turns_failures_into_verdicts(tmp_path):
         crashed = m(64, KernelConfig(block_m=32))
         assert crashed.verdict == "crash" and not crashed.ok and crashed.score is None
         assert m(16, CFG).us == 16.0  # a fresh worker took over
-        m.compile_errors[KernelConfig(block_m=64)] = "PTXASError: too many registers"
-        assert m(16, KernelConfig(block_m=64)).reason.startswith("compile: PTXASError")
     finally:
         m.close()
 
@@ -302,17 +309,24 @@ def test_wrong_candidates_are_caught(tmp_path, monkeypatch, sabotage, verdict, r
 
 @pytest.mark.interpret
 def test_real_measure_in_a_worker_and_parallel_compile(tmp_path):
-    """The real measure_candidate in a spawned worker (which inherits TRITON_INTERPRET=1)."""
-    configs = [CFG, KernelConfig(block_m=32, chunk=32), KernelConfig(strategy="torch")]
-    assert compile_all(SPEC, configs, str(tmp_path), processes=2) == {}
-    errors = compile_all(SPEC, configs[:1], str(tmp_path / "missing"), processes=1)
-    assert list(errors) == [CFG] and errors[CFG].startswith("error: ")
-    m = WorkerMeasure(SPEC, str(tmp_path), limit_s=120)
+    """The real measure_candidate in a spawned worker (which inherits TRITON_INTERPRET=1),
+    its kernel compiled first by the compile pool; a compile that fails is the candidate's
+    error, and it is not run."""
+    compiler = Compiler(SPEC, str(tmp_path), processes=2)
+    broken = Compiler(SPEC, str(tmp_path / "missing"), processes=1)
+    m = WorkerMeasure(SPEC, str(tmp_path), limit_s=120, compiler=compiler)
+    bad = WorkerMeasure(SPEC, str(tmp_path), limit_s=120, compiler=broken)
     try:
+        m.prefetch([KernelConfig(block_m=32, chunk=32), KernelConfig(strategy="torch")])
         result = m(20, CFG)
         assert result.ok and result.err < 0.05, result
+        assert compiler.wait(KernelConfig(block_m=32, chunk=32)) is None and not compiler.errors
+        failed = bad(20, CFG)
+        assert failed.verdict == "error" and failed.reason.startswith("compile: error: ")
+        assert list(broken.errors) == [CFG]
     finally:
-        m.close()
+        for x in (m, bad, compiler, broken):
+            x.close()
 
 
 @pytest.mark.gpu
@@ -343,3 +357,21 @@ def test_kernel_free_candidates_each_get_a_module_with_their_path(tmp_path):
     for strategy in ("torch", "epilogue"):
         got = measure_candidate(spec, 16, KernelConfig(strategy=strategy), str(tmp_path))
         assert got.verdict == "ok", (strategy, got.reason)
+
+
+def test_the_compile_pool_compiles_what_is_asked_for_first_and_nothing_else(tmp_path):
+    """prefetch queues kernels for the pool; wait puts one at the head of the queue and returns
+    its compile error (None when it compiled); configs never asked for are never compiled."""
+    configs = [KernelConfig(block_m=m, chunk=32) for m in (16, 32, 64)]
+    compiler = Compiler(SPEC, str(tmp_path), processes=1, fn=fake_compile)
+    try:
+        compiler.prefetch(configs[:1] + [KernelConfig(strategy="torch")])
+        assert compiler.wait(configs[1]) is None  # not prefetched: compiled on demand
+        assert compiler.wait(configs[2]).startswith("error: RuntimeError: out of resource")
+        assert compiler.wait(configs[0]) is None
+        assert compiler.wait(KernelConfig(strategy="torch")) is None  # no kernel: nothing
+    finally:
+        compiler.close()
+    done = (tmp_path / "compiled").read_text().split()
+    assert sorted(done) == ["16", "32"] and compiler.compiled() == 3
+    assert list(compiler.errors) == [configs[2]]

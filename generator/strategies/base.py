@@ -16,18 +16,14 @@ Dominated = Callable[[MLPSpec, KernelConfig, int, Mapping[str, tuple[int, ...]]]
 UNBOUNDED = 1 << 62
 
 
-def _no_seeds(spec: MLPSpec, m: int) -> list[KernelConfig]:
-    return []
-
-
 def _no_args(spec: MLPSpec, config: KernelConfig) -> dict:
     return {}
 
 
 @dataclass(frozen=True)
 class Strategy:
-    """One strategy: its parameter domain, feasibility rule, planner, kernel names, seed
-    configs and the facts the tuner and the module act on. The kernel template is
+    """One strategy: its parameter domain, feasibility rule, planner, kernel names and
+    the facts the tuner and the module act on. The kernel template is
     templates/kernel_<name>.j2; it receives the planner's result as `plan` (and `layers`)."""
 
     name: str
@@ -44,9 +40,7 @@ class Strategy:
     layer_kernels: Callable[[MLPSpec], int] | None = None
     # more template inputs beside name, spec, config, plan, dtypes and activation macros
     template_args: Callable[[MLPSpec, KernelConfig], dict] = _no_args
-    # sensible configs the tuner measures early at a bucket of m rows (before feasibility)
-    seeds: Callable[[MLPSpec, int], list[KernelConfig]] = _no_seeds
-    # the buckets it is timed (and seeded) in, and why not outside them
+    # the buckets it is timed in, and why not outside them
     rows: tuple[int, int] = (1, UNBOUNDED)
     rows_why: str = ""
     # further reasons a feasible config is not worth timing (a wider field renders the same)

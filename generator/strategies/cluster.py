@@ -99,17 +99,6 @@ def reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
     return shared_reason(smem, max_shared)
 
 
-def seeds(spec: MLPSpec, m: int) -> list[KernelConfig]:
-    """The H200's best tiles: 16 rows of 32-column chunks; one row a cluster at up to 16
-    rows; 32 rows of 64-column chunks (8 CTAs) over 64 rows."""
-    out = [KernelConfig("cluster", block_m=16, chunk=32, block_k=128, num_warps=4)]
-    if m <= 16:
-        out.append(KernelConfig("cluster", block_m=1, chunk=32, block_k=128, num_warps=4))
-    if m > 64:
-        out.append(KernelConfig("cluster", block_m=32, chunk=64, block_k=128, num_warps=4))
-    return out
-
-
 STRATEGY = Strategy(
     name="cluster",
     domain={
@@ -128,7 +117,6 @@ STRATEGY = Strategy(
     rule=reason,
     kernel_name=lambda c: f"_k_cluster_m{c.block_m}_c{c.chunk}_k{c.block_k}",
     planner=plan_cluster,
-    seeds=seeds,
     # the hand-over grows with the rows like split's (every partial output crosses to its
     # owner once): on the H200 it won from 1 to 256 rows and at 1024 rows every tile of 16-128
     # rows lost to eager

@@ -47,18 +47,6 @@ def kernel_name(c: KernelConfig) -> str:
     return f"_k_persist_m{c.block_m}_n{c.block_n}{last}_k{c.block_k}"
 
 
-def seeds(spec: MLPSpec, m: int) -> list[KernelConfig]:
-    return [
-        KernelConfig(
-            "persist",
-            block_m=16 if m <= 16 else 32 if m <= 256 else 64 if m <= 4096 else 128,
-            block_n=32 if m <= 256 else 64 if m <= 4096 else 128,
-            num_warps=4 if m <= 4096 else 8,
-            num_stages=3,
-        )
-    ]
-
-
 STRATEGY = Strategy(
     name="persist",
     domain={
@@ -74,7 +62,6 @@ STRATEGY = Strategy(
     rule=reason,
     kernel_name=kernel_name,
     planner=plan_tiles,
-    seeds=seeds,
     dominated=dominated,
     kernel_lane=True,
 )

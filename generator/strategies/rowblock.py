@@ -67,11 +67,6 @@ def reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
     return shared_reason(shared_bytes(spec, config), max_shared)
 
 
-def seeds(spec: MLPSpec, m: int) -> list[KernelConfig]:
-    chunk = 128 if max(spec.widths) > 128 else 64
-    return [KernelConfig("rowblock", block_m=16 if m <= 256 else 64, chunk=chunk, num_warps=8)]
-
-
 STRATEGY = Strategy(
     name="rowblock",
     domain={
@@ -86,7 +81,6 @@ STRATEGY = Strategy(
     kernel_name=lambda c: f"_k_rowblock_m{c.block_m}_c{c.chunk}",
     planner=plan_layers,
     template_args=lambda spec, config: {"prefetch": prefetches(spec, config)},
-    seeds=seeds,
     chunk_padded=True,
     kernel_lane=True,
 )

@@ -107,7 +107,6 @@ STRATEGY = Strategy(
     rule=reason,
     kernel_name=lambda c: f"_k_split_m{c.block_m}_c{c.chunk}_n{c.block_n}_k{c.block_k}",
     planner=plan_split,
-    seeds=lambda spec, m: [KernelConfig("split", **tiles(m))],
     # the atomic reduction's traffic grows with M (M x out x hidden/chunk): on the H200 split
     # already lost to eager at 1024 rows, so larger buckets do not time it
     rows=(1, 4096),

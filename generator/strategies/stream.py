@@ -108,23 +108,6 @@ def kernel_name(c: KernelConfig) -> str:
     return f"_k_stream{tma}_m{c.block_m}_n{c.block_n}_c{c.chunk}"
 
 
-def seeds(spec: MLPSpec, m: int) -> list[KernelConfig]:
-    small = m <= 1024
-    out = [
-        KernelConfig(
-            "stream",
-            block_m=16 if small else 128,
-            block_n=64 if small else 32,
-            chunk=64,
-            num_warps=8,
-            num_stages=3,
-        )
-    ]
-    if m >= TMA_MIN_BUCKET:  # the H200's best TMA tile
-        out.append(KernelConfig("stream", block_n=64, chunk=64, tma=True, **TMA_TILE))
-    return out
-
-
 STRATEGY = Strategy(
     name="stream",
     domain={
@@ -140,7 +123,6 @@ STRATEGY = Strategy(
     rule=reason,
     kernel_name=kernel_name,
     planner=plan_stream,
-    seeds=seeds,
     dominated=dominated,
     chunk_padded=True,
     # TMA calls take a path of their own: the allocator and alignment checks, a persistent grid
