@@ -232,7 +232,8 @@ def tune_table(runs: list[dict]) -> list[str]:
                 fmt_us(d.get("total_seconds")),
             ]
         )
-        commands.append(f"- `{d['command']} > {d['_file']}`")
+        command = d.get("command") or f"mlpgen retune {d['module']} --json"
+        commands.append(f"- `{command} > {d['_file']}`")
     return [grid(header, rows, markdown=True), "", *commands]
 
 

@@ -99,8 +99,8 @@ def test_sections_with_results_are_rendered(results):
     h200 = results / "h200"
     write(h200 / "train", bench_run())
     tuned = {"seconds": 40.0, "measured": 300, "compile_seconds": 20.5, "total_seconds": 61.0}
-    tuned["buckets"] = {"1": {}, "64": {}}
-    write(h200 / "tune", {"name": NAME, "spec": bench_run()["spec"], "tuned": tuned})
+    tuned |= {"module": f"tuned/{NAME}.py", "buckets": {"1": {}, "64": {}}}
+    write(h200 / "tune", {"name": NAME, **tuned})
     table = {
         "name": "replay",
         "title": "Held-out replay",
@@ -111,8 +111,8 @@ def test_sections_with_results_are_rendered(results):
     write(h200 / "search", table)
     text = render.benchmarks_md(render.load(results))
     assert "## Training step: NVIDIA H200" in text
-    assert f"| `{NAME}` | 2 | 300 | 20.5 | 61.0 |" in text
-    tune_cmd = "mlpgen --widths 16,32,8 --act relu --dtype fp16 --json > "
+    assert f"| `{NAME}` | 2 | 300 | 20.5 | 40.0 | 61.0 |" in text
+    tune_cmd = f"mlpgen retune tuned/{NAME}.py --json > "
     assert f"- `{tune_cmd}benchmarks/results/h200/tune/{NAME}.json`" in text
     assert "#### Held-out replay" in text and "| 256,512,256 | 19/20 |" in text
 
