@@ -41,6 +41,36 @@ def load_generated(tmp_path):
     sys.path.remove(str(tmp_path))
 
 
+@pytest.fixture
+def run_configs(load_generated):
+    """run_configs(spec, configs, m, with_module=False): launch each config on NaN-poisoned
+    output, fail on any element outside the dtype's tolerance, and return the relative error
+    of each (and the module, with_module=True)."""
+
+    import math
+
+    import torch
+
+    from mlpgen.emit import entry
+    from mlpgen.verify import check, random_problem, reference, rel_error
+
+    def run(spec, configs, m, with_module=False):
+        table = {i + 1: entry(c) for i, c in enumerate(configs)}
+        mod, _ = load_generated(spec, gpu_key="test|sm0|0", table=table)
+        x, weights, biases = random_problem(spec, m)
+        ref = reference(spec, x, weights, biases)
+        errors = []
+        for cell in table.values():
+            out = torch.full((m, spec.widths[-1]), math.nan, dtype=x.dtype)
+            mod._launch(x, weights, biases, cell, out=out)
+            verdict = check(out, ref, spec.dtype)
+            assert verdict.ok, f"{cell['kernel']} at M={m}: {verdict.reason}"
+            errors.append(rel_error(out, ref))
+        return (errors, mod) if with_module else errors
+
+    return run
+
+
 @pytest.fixture(scope="session")
 def native_cache(tmp_path_factory):
     """One build of the native lane (~10 s) for the test run: MLPGEN_CACHE for them."""

@@ -6,7 +6,6 @@ every program in Python.
 bf16 is checked on the GPU only: the interpreter's bf16 tl.dot returns garbage (seen with
 triton 3.9: a 16x16 bf16 dot off by 1e10), while bf16 loads and stores are right."""
 
-import math
 
 import pytest
 import torch
@@ -14,27 +13,12 @@ import triton
 import triton.language as tl
 
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.emit import entry
 from mlpgen.render import render_kernel
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
 
 pytestmark = pytest.mark.interpret
 KEY = "test|sm0|0"
-
-
-def run_configs(load_generated, spec, configs, m, with_module=False):
-    """Launch each config on NaN-poisoned output; return the relative error of each."""
-    table = {i + 1: entry(c) for i, c in enumerate(configs)}
-    mod, _ = load_generated(spec, gpu_key=KEY, table=table)
-    x, weights, biases = random_problem(spec, m)
-    ref = reference(spec, x, weights, biases)
-    errors = []
-    for cell in table.values():
-        out = torch.full((m, spec.widths[-1]), math.nan, dtype=x.dtype)
-        mod._launch(x, weights, biases, cell, out=out)
-        errors.append(rel_error(out, ref))
-    return (errors, mod) if with_module else errors
 
 
 _GELU = None
@@ -46,7 +30,7 @@ def _apply_gelu(x_ptr, y_ptr, N: tl.constexpr):
     tl.store(y_ptr + i, _GELU(tl.load(x_ptr + i)))
 
 
-def test_gelu_kernels_use_the_tanh_fit(load_generated):
+def test_gelu_kernels_use_the_tanh_fit(run_configs):
     """Every kernel takes GELU from the module's _gelu (erf through a tanh fit), the chain
     and stream kernels too (odd widths, M not a multiple of block_m), fp16 kernels through the
     packed _gelu_f16 (its exact form here); the fit itself, with the interpreter's exact tanh,
@@ -56,15 +40,15 @@ def test_gelu_kernels_use_the_tanh_fit(load_generated):
     cfg = KernelConfig("chain", block_m=16, block_n=32, block_k=16)
     src = render_kernel(spec, cfg)
     assert src.count("(_gelu(acc)).to(tl.float32)") == 2 and "erf" not in src
-    errors, mod = run_configs(load_generated, spec, [cfg], 45, with_module=True)
+    errors, mod = run_configs(spec, [cfg], 45, with_module=True)
     assert errors[0] <= 1e-4, errors  # fp32 through the interpreter: the fit's error, no tf32
     stream_spec = MLPSpec((37, 70, 9), act="gelu", dtype="fp32")
     stream = KernelConfig("stream", block_m=16, block_n=32, chunk=32, num_stages=3)
     assert "h = (_gelu(s)).to(tl.float32)" in render_kernel(stream_spec, stream)
-    assert run_configs(load_generated, stream_spec, [stream], 45)[0] <= 1e-4
+    assert run_configs(stream_spec, [stream], 45)[0] <= 1e-4
     half = MLPSpec((37, 70, 9), act="gelu", dtype="fp16")
     assert "h = _gelu_f16(s)" in render_kernel(half, stream)
-    assert run_configs(load_generated, half, [stream], 45)[0] <= TOLERANCE["fp16"]
+    assert run_configs(half, [stream], 45)[0] <= TOLERANCE["fp16"]
     _GELU = mod._gelu  # what _apply_gelu calls (the interpreter reads globals)
     x = torch.linspace(-12, 12, 4096)
     y = torch.empty_like(x)
