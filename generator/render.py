@@ -16,7 +16,7 @@ from mlpgen import dispatch
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import STRATEGIES
-from mlpgen.verify import TOLERANCE
+from mlpgen.verify import TOLERANCES
 
 TEMPLATE_DIR = Path(mlpgen.templates.__file__).parent
 TL_DTYPES = {"fp16": "tl.float16", "bf16": "tl.bfloat16", "fp32": "tl.float32"}
@@ -171,6 +171,7 @@ def render_module(
             act_grad_src=ACTIVATIONS[spec.act].grad_src,
             out_act_grad_src=ACTIVATIONS[spec.out_act].grad_src,
             clusters="cluster" in strategies,
-            tolerance=TOLERANCE[spec.dtype],
+            rtol=TOLERANCES[spec.dtype].rtol,
+            atol=TOLERANCES[spec.dtype].atol,
         )
     )
