@@ -160,7 +160,7 @@ def tune_command(spec: MLPSpec, prov: dict) -> str:
 def render(spec: MLPSpec, tuned: dict, provenance: dict) -> str:
     """The module's source; each GPU's provenance names the command that made it."""
     provenance = {
-        key: {"command": tune_command(spec, prov), **prov} for key, prov in provenance.items()
+        key: {**prov, "command": tune_command(spec, prov)} for key, prov in provenance.items()
     }
     cells = [c for table in tuned.values() for c in table.values()]
     cells += [g for g in map(graph_cell, cells) if g is not None]
@@ -293,8 +293,11 @@ def write_module(
         tuned[DEFAULT_KEY] = default_table(spec, buckets)
         if gpu_key is not None:
             keep = merge and gpu_key in tuned
+            # a run that re-tunes every bucket of the GPU's table replaces its provenance too:
+            # the table then comes from that one run, and the provenance says how
+            spliced = keep and not set(tuned[gpu_key]) <= set(table or {})
             tuned[gpu_key] = {**(tuned[gpu_key] if keep else {}), **(table or {})}
-            prov[gpu_key] = {**(prov.get(gpu_key, {}) if keep else {}), **(provenance or {})}
+            prov[gpu_key] = {**(prov.get(gpu_key, {}) if spliced else {}), **(provenance or {})}
         atomic_write(path, render(spec, tuned, prov))
     return path
 

@@ -64,6 +64,24 @@ def test_write_module_merges_gpus_and_refuses_other_specs(tmp_path):
         write_module(path, MLPSpec((16, 8)))
 
 
+def test_provenance_names_the_run_that_made_the_table(tmp_path):
+    """A re-tune of every bucket replaces the GPU's provenance, its command included (a stale
+    command of an earlier run never survives); a re-tune of some buckets splices, keeping the
+    earlier fields the new run did not write."""
+    spec = MLPSpec((16, 16))
+    path = tmp_path / f"{spec.name}.py"
+    cell = {"strategy": "torch", "block_m": 64, "chunk": 64, "num_warps": 4, "num_stages": 1}
+    key, cells = "GPU A|sm90|132", {b: dict(cell, kernel="", us=1.0) for b in (1, 64)}
+    write_module(path, spec, key, cells, {"buckets": [1, 64], "trials": 8, "note": "first"})
+    write_module(path, spec, key, cells, {"buckets": [1, 64], "trials": 40}, merge=True)
+    prov = read_module(path)[2][key]
+    assert "note" not in prov and prov["command"].endswith("--batches 1,64 --trials 40")
+    write_module(path, spec, key, {64: cells[64]}, {"buckets": [64], "note": "part"}, merge=True)
+    prov = read_module(path)[2][key]
+    assert prov["trials"] == 40 and prov["note"] == "part"
+    assert prov["command"].endswith("--batches 64 --trials 40")
+
+
 def test_cells_of_an_earlier_version_read_back_current(tmp_path):
     """A module written when GELU's erf was a searched field (fast_erf, kernel names ending
     in _erf) and the CUDA-graph winner was stored as graph_-prefixed fields reads back without

@@ -68,7 +68,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 128,128,128 --act silu --dtype bf16 --batches 1,16,64,1024 --trials 40 --seed 0 --workers 1", "compile_seconds": 19.0, "cuda": "13.0", "date": "2026-12-02T18:18:07", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": 120.0, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 56.0, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 128,128,128 --act silu --dtype bf16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --trials 40 --seed 0 --timeout 120.0 --workers 1", "compile_seconds": 19.0, "cuda": "13.0", "date": "2026-12-02T18:18:07", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": 120.0, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 56.0, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
