@@ -118,10 +118,11 @@ def _function_activation(node: torch.fx.Node) -> str | None:
     return name if not extra else None
 
 
-def _is_noop_dropout(node: torch.fx.Node) -> bool:
-    """F.dropout(x, p, training) that does nothing: tracing fixed `training` to a constant."""
+def _dropout_noop(node: torch.fx.Node) -> bool | None:
+    """Whether an F.dropout(x, p, training) call does nothing (tracing fixed `training` to a
+    constant); None where the node is no dropout call."""
     if node.op != "call_function" or node.target not in (F.dropout, torch.dropout):
-        return False
+        return None
     names = ("input", "p", "training", "inplace")
     args = dict(zip(names, node.args)) | dict(node.kwargs)
     default_training = node.target is F.dropout  # torch.dropout's training is positional
@@ -174,7 +175,10 @@ def _steps(module: nn.Module) -> list[nn.Linear | str] | str:
             return f"{what}: a residual connection"
         if not node.args or node.args[0] is not current:
             return f"{what} does not take the previous layer's output (a branch or a gate)"
-        if _is_noop_dropout(node):
+        noop = _dropout_noop(node)
+        if noop is False:
+            return f"{what} is a dropout in training mode (fuse after .eval())"
+        if noop:
             current = node
             continue
         act = _function_activation(node)
@@ -417,13 +421,17 @@ def unfuse(model: nn.Module) -> list[str]:
     return restored
 
 
-def report_text(report: Report, out: str | os.PathLike = "tuned") -> str:
-    """The report as `mlpgen scan` prints it: each spec with its blocks and the command that
-    tunes it, then what is left and why."""
+def report_text(
+    report: Report, out: str | os.PathLike = "tuned", missing: list[MLPSpec] | None = None
+) -> str:
+    """The report as `mlpgen scan` prints it: each spec with its blocks, whether `out` holds its
+    module already (not in `missing`), and the command that tunes it; then what is left and
+    why."""
     lines = []
     for spec in report.specs:
         paths = [r.path for r in report.replaced if r.spec == spec]
-        lines.append(f"{spec.name}: {len(paths)} block(s): {', '.join(paths)}")
+        where = "to generate" if missing is None or spec in missing else f"module in {out}"
+        lines.append(f"{spec.name} ({where}): {len(paths)} block(s): {', '.join(paths)}")
         lines.append(f"  tune: {tune_hint(spec, Path(out))}")
     if not report.specs:
         lines.append("no MLP block to fuse")
