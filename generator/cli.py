@@ -896,7 +896,7 @@ def build_model(path: Path, factory: str):
 
     import torch
 
-    name = short(f"{path}:{factory}")
+    name, call = short(f"{path}:{factory}"), short(f"{path}:{factory}()")
     folder = str(path.resolve().parent)
     sys.path.insert(0, folder)
     bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
@@ -916,13 +916,13 @@ def build_model(path: Path, factory: str):
         except (KeyboardInterrupt, Terminated):
             raise
         except BaseException as e:
-            raise UsageError(f"{name}() failed when run: {one_line(e)}") from None
+            raise UsageError(f"{call} failed when run: {one_line(e)}") from None
     finally:
         sys.dont_write_bytecode = bytecode
         with contextlib.suppress(ValueError):
             sys.path.remove(folder)
     if not isinstance(model, torch.nn.Module):
-        raise UsageError(f"{name}() returned a {type(model).__name__}, not an nn.Module")
+        raise UsageError(f"{call} returned a {type(model).__name__}, not an nn.Module")
     return model
 
 
