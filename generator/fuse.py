@@ -16,6 +16,7 @@ import warnings
 import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 import torch.fx
@@ -25,6 +26,9 @@ from torch import nn
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import module_path, tune_command, write_module
 from mlpgen.spec import MLPSpec, SpecError
+
+if TYPE_CHECKING:
+    from mlpgen.tune import TuneOptions
 
 DTYPE_NAMES = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}
 DROPOUTS = (
@@ -359,29 +363,33 @@ def _set(model: nn.Module, path: str, m: nn.Module) -> None:
 
 
 def fuse(
-    model: nn.Module, out: str | os.PathLike = "tuned", tune: bool = False, dtype: str | None = None
+    model: nn.Module,
+    out: str | os.PathLike = "tuned",
+    tune: bool | TuneOptions = False,
+    dtype: str | None = None,
 ) -> Report:
     """Replace every MLP block of `model` (a submodule whose forward is a chain of two or more
     Linear layers with activations between them) by the generated FusedMLP holding its weights.
 
     Each spec's module is taken from `out`, or generated there: tuned where tune=True and a CUDA
-    GPU is visible, else with the heuristic default config and one warning naming the command
-    that tunes it. dtype ("fp16", "bf16", "fp32"): the fused blocks' (weights are cast), default
-    the weights'. A module in `out` that is damaged or holds another spec is a SpecError, raised
+    GPU is visible (tune: True for the tuner's default budget, or its TuneOptions), else with
+    the heuristic default config and one warning naming the command that tunes it.
+    dtype ("fp16", "bf16", "fp32"): the fused blocks' (weights are cast), default the
+    weights'. A module in `out` that is damaged or holds another spec is a SpecError, raised
     before anything is written or replaced. `unfuse(model)` puts the originals back."""
     report = scan(model, dtype)
     out = Path(out)
     missing = check_out(report.specs, out)
     if missing:
         out.mkdir(parents=True, exist_ok=True)
-    tuned = tune and torch.cuda.is_available()
+    tuned = tune is not False and torch.cuda.is_available()
     for spec in missing:
         path = write_module(module_path(out, spec), spec)
         report.written.append(path)
         if tuned:
             from mlpgen.tune import TuneOptions, tune_module
 
-            tune_module(path, TuneOptions())
+            tune_module(path, tune if isinstance(tune, TuneOptions) else TuneOptions())
     if missing and not tuned:
         commands = "; ".join(tune_hint(spec, out) for spec in missing)
         warnings.warn(

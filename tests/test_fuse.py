@@ -364,3 +364,24 @@ def test_scan_says_which_modules_out_holds_already(tmp_path, capsys):
     args = ["scan", f"{tmp_path / 'models.py'}:make", "--out", str(tmp_path), "--dtype", "bf16"]
     assert cli.main(args) == 0
     assert f"mlp_8x16x4_gelu_bf16 (module in {tmp_path})" in capsys.readouterr().out
+
+
+@pytest.mark.gpu
+def test_fuse_tunes_the_generated_module_on_a_gpu(tmp_path):
+    from mlpgen.emit import read_module
+    from mlpgen.tune import TuneOptions, gpu_key
+
+    torch.manual_seed(0)
+    model = Transformer().eval().cuda().half()
+    reference = copy.deepcopy(model)
+    storage = f"sqlite:///{tmp_path / 'studies.db'}"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = fuse(model, out=tmp_path, tune=TuneOptions((18,), trials=3, storage=storage))
+    assert not any("heuristic default" in str(w.message) for w in caught)  # it was tuned
+    spec = MLPSpec((16, 32, 16), act="gelu", dtype="fp16")
+    assert report.written == [module_path(tmp_path, spec)] and len(report.replaced) == 3
+    assert sorted(read_module(report.written[0])[1][gpu_key(0)]) == [18]
+    x = torch.randn(2, 9, 6, device="cuda", dtype=torch.float16)
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), reference(x), atol=2e-2, rtol=2e-2)
