@@ -117,7 +117,7 @@ def _function_activation(node: torch.fx.Node) -> str | None:
     elif name == "leaky_relu":
         slope = extra.pop("negative_slope", node.args[1] if len(node.args) > 1 else 0.01)
         name = name if slope == 0.01 else None
-    elif len(node.args) > 1 + (name == "relu"):  # F.relu(x, inplace)
+    elif len(node.args) > 1 + (name in ("relu", "silu")):  # F.relu(x, inplace)
         return None
     return name if not extra else None
 
@@ -175,6 +175,8 @@ def _steps(module: nn.Module) -> list[nn.Linear | str] | str:
                 return f"{what} ({shown}) is neither a Linear nor an activation mlpgen has"
             current = node
             continue
+        if node.op == "get_attr":
+            return f"{what}: a parameter or buffer used outside a Linear layer"
         if node.op == "call_function" and node.target in (operator.add, torch.add):
             return f"{what}: a residual connection"
         if not node.args or node.args[0] is not current:

@@ -102,9 +102,25 @@ class RawWeight(nn.Module):
         return F.linear(F.relu(self.fc1(x)), self.w)
 
 
+class MethodMlp(HandMlp):
+    """The activation a tensor method: fc2(fc1(x).relu())."""
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x).relu())
+
+
+class Branchy(HandMlp):
+    """Control flow on the data: torch.fx cannot trace it."""
+
+    def forward(self, x):
+        h = self.fc1(x)
+        return self.fc2(h.relu() if h.sum() > 0 else h.tanh())
+
+
 ADOPTED = {
     "hand_written": (HandMlp, "mlp_20x33x7_relu_fp32"),
     "timm_mlp": (TimmMlp, "mlp_16x32x16_gelu_fp32"),
+    "tensor_method": (MethodMlp, "mlp_20x33x7_relu_fp32"),
     "timm_mlp_dropout_eval": (lambda: TimmMlp(drop=0.1).eval(), "mlp_16x32x16_gelu_fp32"),
     "timm_mlp_silu": (lambda: TimmMlp(8, 24, 3, nn.SiLU), "mlp_8x24x3_silu_fp32"),
     "functional_gelu_tanh": (lambda: FunctionalMlp().eval(), "mlp_12x24x5_gelu_tanh_fp32"),
@@ -161,7 +177,8 @@ REFUSED = {
         "some of its Linear layers have a bias",
     ),
     "activation_first": (lambda: nn.Sequential(nn.ReLU(), nn.Linear(8, 4)), "starts with relu"),
-    "raw_weight": (RawWeight, "a direct read of w"),
+    "data_dependent": (Branchy, "its forward cannot be traced with torch.fx (TraceError"),
+    "raw_weight": (RawWeight, "a direct read of w: a parameter or buffer used outside a Linear"),
     "float64": (
         lambda: nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4)).double(),
         "torch.float64; give dtype=",
