@@ -413,12 +413,14 @@ def fuse(
 
 def unfuse(model: nn.Module) -> list[str]:
     """Put back every block that fuse replaced in `model`, holding the fused module's current
-    weights (cast to the original's dtype). Returns the paths restored."""
+    weights (cast to the original's dtype, on the fused module's device). Returns the paths
+    restored."""
     restored = []
     for path, m in list(model.named_modules()):
         if m not in _ORIGINALS:
             continue
         original, chain = _ORIGINALS[m]
+        original.to(m.linears[0].weight.device)  # the model may have moved since it was fused
         with torch.no_grad():
             for dst, src in zip(chain.linears, m.linears):
                 dst.weight.copy_(src.weight)
