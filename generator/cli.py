@@ -51,6 +51,7 @@ COMMANDS_HELP = """commands:
   mlpgen show MODULE                  print a module's spec and tuned configs
   mlpgen bench MODULE                 time a module against eager, CUDA graphs, torch.compile
   mlpgen profile MODULE --batch N     eager vs the module under torch.profiler
+  mlpgen scan FILE:FACTORY            list the MLP blocks mlpgen.fuse.fuse would replace
 Run `mlpgen COMMAND --help` for a command's options."""
 
 
@@ -884,7 +885,94 @@ def cmd_profile(argv: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"retune": cmd_retune, "show": cmd_show, "bench": cmd_bench, "profile": cmd_profile}
+# ---------------------------------------------------------------------------------------------
+# scan: runs the user's model code
+
+
+def build_model(path: Path, factory: str):
+    """The nn.Module that `factory()` in the Python file at `path` returns. The file runs with
+    its folder on sys.path (to import its neighbours) and without writing bytecode caches."""
+    import runpy
+
+    import torch
+
+    name, call = short(f"{path}:{factory}"), short(f"{path}:{factory}()")
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
+    bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        try:
+            namespace = runpy.run_path(str(path), run_name="__mlpgen_scan__")
+        except (KeyboardInterrupt, Terminated):
+            raise
+        except BaseException as e:  # SystemExit too: the file is not ours to exit
+            raise UsageError(f"{short(path)}: failed when run: {one_line(e)}") from None
+        if factory not in namespace:
+            raise UsageError(f"{short(path)} defines no {short(factory)}")
+        if not callable(namespace[factory]):
+            raise UsageError(f"{name} is not callable")
+        try:
+            model = namespace[factory]()
+        except (KeyboardInterrupt, Terminated):
+            raise
+        except BaseException as e:
+            raise UsageError(f"{call} failed when run: {one_line(e)}") from None
+    finally:
+        sys.dont_write_bytecode = bytecode
+        with contextlib.suppress(ValueError):
+            sys.path.remove(folder)
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(f"{call} returned a {type(model).__name__}, not an nn.Module")
+    return model
+
+
+def cmd_scan(argv: list[str]) -> int:
+    from mlpgen.spec import DTYPES
+
+    p = Parser(
+        prog="mlpgen scan",
+        description="List the MLP blocks that mlpgen.fuse.fuse(model) would replace: the specs\n"
+        "it would generate, with the command that tunes each, and the modules with two or more\n"
+        "Linear layers it leaves, with the reason. Nothing is written.\n"
+        "This imports FILE and runs FACTORY (a function that takes no arguments and builds\n"
+        "the model): use it on code you trust.",
+    )
+    p.add_argument("target", metavar="FILE:FACTORY", help="a Python file and a function in it")
+    p.add_argument(
+        "--dtype", type=one_of(DTYPES, "dtype"), default=None, help="default: the weights'"
+    )
+    p.add_argument("--out", default="tuned", help="where fuse finds or writes the modules")
+    args = p.parse_args(argv)
+    file, colon, factory = args.target.rpartition(":")
+    if not colon or not file or not factory.isidentifier():
+        raise UsageError(
+            f"{short(args.target)}: expected FILE:FACTORY, a Python file and the name of a "
+            "function in it that builds the model"
+        )
+    path = checked_path(file, "scan")
+    if not probe(path, "scan"):
+        raise UsageError(f"{short(file)}: no such file")
+    if not path.is_file():
+        raise UsageError(f"{short(file)}: not a regular file")
+    out = checked_path(args.out, "--out")
+    if probe(out, "--out") and not out.is_dir():
+        raise UsageError(f"--out {short(args.out)}: exists and is not a folder")
+    model = build_model(path, factory)
+    from mlpgen.fuse import check_out, report_text, scan
+
+    report = scan(model, args.dtype)
+    missing = check_out(report.specs, out)  # a damaged module there: SpecError, one line
+    print(report_text(report, out, missing))
+    return 0
+
+
+COMMANDS = {
+    "retune": cmd_retune,
+    "show": cmd_show,
+    "bench": cmd_bench,
+    "profile": cmd_profile,
+    "scan": cmd_scan,
+}
 
 
 def one_line(e: object) -> str:

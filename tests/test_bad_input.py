@@ -114,9 +114,35 @@ def ws(tmp_path_factory) -> Path:
     (root / "notjson.json").write_text("{")
     (root / "emptyjson.json").write_text("")
     (root / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (root / "models.py").write_text(MODELS)
+    (root / "raises.py").write_text('raise RuntimeError("at import")\n')
+    fused_name = module_path(Path(), MLPSpec((8, 16, 4), act="gelu", dtype="fp32")).name
+    for folder, source in (("scanout", text), ("scandamaged", text + "\nTUNED = 5\n")):
+        (root / folder).mkdir()
+        (root / folder / fused_name).write_text(source)  # where scan's spec would be
     (root / "ro").mkdir()
     os.chmod(root / "ro", 0o555)
     return root
+
+
+# `mlpgen scan` runs these factories: an MLP block (mlp_8x16x4_gelu_fp32) and bad ones
+MODELS = """import sys
+from torch import nn
+
+def make():
+    return nn.Sequential(nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4)))
+
+notcallable = 5
+
+def boom():
+    raise RuntimeError("boom")
+
+def notmodule():
+    return 5
+
+def exits():
+    sys.exit(3)
+"""
 
 
 def snapshot(root: Path) -> dict[str, tuple]:
@@ -312,6 +338,28 @@ CASES = [
     (["profile", D + "boom.py", "--batch", "4"], 2, "the module failed when run"),
     (["profile", D + "specmismatch.py", "--batch", "4"], 2, "the module failed when run"),
     (["show", "/dev/null"], 2, "not a regular file"),
+    # scan
+    (["scan"], 2, "required"),
+    (["scan", "models.py"], 2, "expected FILE:FACTORY"),
+    (["scan", "models.py:"], 2, "expected FILE:FACTORY"),
+    (["scan", ":make"], 2, "expected FILE:FACTORY"),
+    (["scan", "models.py:no-such"], 2, "expected FILE:FACTORY"),
+    (["scan", "missing.py:make"], 2, "no such file"),
+    (["scan", "adir:make"], 2, "not a regular file"),
+    (["scan", LONG + ":make"], 2, "not a usable path"),
+    (["scan", "models.py:nosuch"], 2, "defines no 'nosuch'"),
+    (["scan", "models.py:notcallable"], 2, "is not callable"),
+    (["scan", "models.py:boom"], 2, "models.py:boom()' failed when run: boom"),
+    (["scan", "models.py:exits"], 2, "exits()' failed when run: 3"),
+    (["scan", "models.py:notmodule"], 2, "returned a int, not an nn.Module"),
+    (["scan", "raises.py:make"], 2, "failed when run: at import"),
+    (["scan", "binary.py:make"], 2, "failed when run"),
+    (["scan", "models.py:make", "--dtype", "fp64"], 2, "unknown dtype"),
+    (["scan", "models.py:make", "--out", "afile"], 2, "exists and is not a folder"),
+    (["scan", "models.py:make", "--out", ""], 2, "empty path"),
+    (["scan", "models.py:make", "--out", "scanout"], 2, "holds mlp_8x16x4_relu_fp16"),
+    (["scan", "models.py:make", "--out", "scandamaged"], 2, "damaged module"),
+    (["scan", "models.py:make", "--bogus"], 2, "unrecognized"),
     (["profile", MOD, "--batch", "4", "--bogus"], 2, "unrecognized"),
 ]
 if importlib.util.find_spec("psycopg") is None:
