@@ -133,9 +133,7 @@ def replay(
                 continue
             n = budget(len(covered.get(b, ())), trials, share)
             for seed in range(seeds):
-                options = TuneOptions(
-                    buckets=(b,), trials=n, seed=seed, recheck=0, sampler=sampler
-                )
+                options = TuneOptions(buckets=(b,), trials=n, seed=seed, recheck=0, sampler=sampler)
                 # over the space the log measured (today's may have grown since); what fitted
                 # in the GPU's shared memory is in its measurements, so no limit of ours prunes
                 results = search(
@@ -177,8 +175,7 @@ def ablation(logs, seeds: int = 10, share: float = 0.25, min_space: int = MIN_SP
     table = []
     every: dict[str, list] = {"random": [], "tpe": []}
     named = [
-        (f"{Path(p).parent.name}/{Path(p).name.removesuffix('.trials.json')}", p)
-        for p in logs
+        (f"{Path(p).parent.name}/{Path(p).name.removesuffix('.trials.json')}", p) for p in logs
     ]
     for name, path in named + [("all", None)]:
         for sampler in ("random", "tpe"):

@@ -1059,9 +1059,7 @@ def search(
             decide(r, measures[0], opts.recheck, study)
         if on_final is not None:
             on_final(results)
-        claims.study.set_user_attr(
-            decision, {"trials": fingerprint(studies), "time": time.time()}
-        )
+        claims.study.set_user_attr(decision, {"trials": fingerprint(studies), "time": time.time()})
     finally:
         if token is not None:
             claims.release(token)

@@ -6,7 +6,6 @@ every program in Python.
 bf16 is checked on the GPU only: the interpreter's bf16 tl.dot returns garbage (seen with
 triton 3.9: a 16x16 bf16 dot off by 1e10), while bf16 loads and stores are right."""
 
-
 import pytest
 import torch
 import triton

@@ -1030,9 +1030,7 @@ def test_two_processes_share_one_study_measure_nothing_twice_and_write_once(tmp_
     url, log = str(tmp_path / "shared.optuna.journal"), str(tmp_path / "calls")
     ctx = multiprocessing.get_context("spawn")
     ready = ctx.Barrier(2)  # both search at once: neither finds the study decided already
-    procs = [
-        ctx.Process(target=shared_worker, args=(path, url, log, 0.1, ready)) for _ in range(2)
-    ]
+    procs = [ctx.Process(target=shared_worker, args=(path, url, log, 0.1, ready)) for _ in range(2)]
     for p in procs:
         p.start()
     for p in procs:
