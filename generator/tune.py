@@ -87,6 +87,9 @@ RECHECK_ROUNDS = 2
 NOISE = 0.02
 # a CUDA-graph winner beside the call winner where it takes over 5% less GPU time
 GRAPH_TIE = 0.05
+# A bucket takes its smaller neighbour's winning kernel where that kernel, measured at this
+# bucket, is within the noise of this bucket's own winner (NOISE, or the larger spread): the
+# module carries every kernel its table names, and two kernels that tie are one too many.
 # PDL linking consecutive calls (KernelConfig.pdl) is tried on each bucket's PDL_TOP fastest
 # kernel configs that take it (and its winner) once the search is done, on sm_90 GPUs; it is
 # kept where it takes at least PDL_GAIN less GPU time: it speeds some kernels and slows others,
@@ -114,6 +117,7 @@ class TuneOptions:
     candidate_timeout: float = 30.0  # seconds one candidate may take in its worker
     bucket_timeout: float | None = None  # seconds of measuring one bucket may take (per process)
     recheck: int = RECHECK_ROUNDS  # rounds of re-measuring the best few (0: decide on one each)
+    share: bool = True  # neighbouring buckets ship one kernel where it ties (share_kernels)
     # "tpe": local steps and TPE (the tuner); "random": uniform random proposals, no local
     # steps (the baseline of the ablation in mlpgen.trials)
     sampler: str = "tpe"
@@ -962,14 +966,49 @@ def decide(result: BucketResult, measure: Measure, rounds: int, study=None) -> B
     another (PDL links kernels of one graph or stream, not graph launches), so the graph winner
     is judged on times without PDL."""
     recheck(result, measure, rounds, study)
+    pick_graph(result)
+    return result
+
+
+def pick_graph(result: BucketResult) -> None:
+    """result.graph for its winner: the graph winner, judged on times without PDL."""
     if result.winner is None:
         result.graph = None
-        return result
+        return
     unlinked = [(c, m) for c, m in result.pairs if not c.pdl]
     plain = replace(result.winner[0], pdl=False)
     mine = next(((c, m) for c, m in unlinked if c == plain), result.winner)
     result.graph = pick_graph_winner(unlinked, mine)
-    return result
+
+
+def share_kernels(results: dict[int, BucketResult], measure: Measure, studies=None) -> None:
+    """Walk the buckets upwards; where a bucket's winner is another kernel than its smaller
+    neighbour's winner, measure the neighbour's config at this bucket and take it where it is
+    within the noise of this bucket's winner and still beats the torch path (never_slower), so
+    that neighbouring buckets ship one kernel. The measurements are recorded as trials of state
+    "share", and kept in the study's user attributes: a resumed run replays them."""
+    buckets = sorted(b for b, r in results.items() if r.winner is not None)
+    for smaller, b in zip(buckets, buckets[1:]):
+        r, (theirs, _) = results[b], results[smaller].winner
+        (own, om) = r.winner
+        if not theirs.has_kernel or not own.has_kernel or theirs.kernel_name == own.kernel_name:
+            continue
+        study = studies.get(b) if studies else None
+        name = "share " + json.dumps(theirs.to_dict(), sort_keys=True)
+        stored = study.user_attrs.get(name) if study is not None else None
+        m = Measurement.from_dict(stored) if stored else measure(b, theirs)
+        if study is not None and not stored:
+            study.set_user_attr(name, m.to_dict())
+        r.trials.append(
+            {"number": None, "state": "share", "config": theirs.to_dict(), **m.to_dict()}
+        )
+        if not m.ok or m.score > om.score * (1 + max(NOISE, om.spread or 0.0, m.spread or 0.0)):
+            continue
+        eager = (KernelConfig(strategy="torch"), r.eager) if r.eager is not None else None
+        if never_slower((theirs, m), eager) == (theirs, m):
+            r.winner = (theirs, m)
+            r.pairs = [*r.pairs, (theirs, m)]
+            pick_graph(r)
 
 
 def fingerprint(studies) -> list[int]:
@@ -1057,6 +1096,9 @@ def search(
             if job.pdl and job.recorded is None:  # a replayed log has no PDL times
                 pdl_pass(r, measures[0], study)
             decide(r, measures[0], opts.recheck, study)
+        if opts.share:
+            by_bucket = {b.space.bucket: s for b, s in zip(buckets, studies)}
+            share_kernels(results, measures[0], by_bucket)
         if on_final is not None:
             on_final(results)
         claims.study.set_user_attr(decision, {"trials": fingerprint(studies), "time": time.time()})

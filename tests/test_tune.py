@@ -176,10 +176,11 @@ def quiet():
 
 
 def job(buckets, trials=40, key=KEY_A, **kw):
-    """A job over the pinned table; no re-measurement unless asked (`recheck`), so that every
-    call of a measure is the search's own."""
+    """A job over the pinned table; no re-measurement and no kernel sharing unless asked
+    (`recheck`, `share`), so that every call of a measure is the search's own."""
     previous = kw.pop("previous", {})
     kw.setdefault("recheck", 0)
+    kw.setdefault("share", False)
     return Job(SPEC, key, TuneOptions(buckets=buckets, trials=trials, **kw), previous)
 
 
@@ -1133,3 +1134,40 @@ def test_runs_over_other_buckets_decide_their_own():
     assert other.final and other[4096].winner[0] != TORCH
     blocked = search(job((64,), trials=5), [Recorder()], storage, quiet())
     assert not blocked.final  # bucket 64's decision is someone else's
+
+
+def test_neighbouring_buckets_ship_one_kernel_where_it_ties():
+    """A bucket takes its smaller neighbour's winning kernel where that kernel, measured at
+    this bucket, is within the noise of its own winner and still beats the torch path; the
+    next bucket then compares with the kernel it took. Kernel-free winners are left alone."""
+    from mlpgen.tune import BucketResult, share_kernels
+
+    a, b, c, d = (
+        KernelConfig("persist", block_m=m, block_n=128, block_k=64, num_warps=8, num_stages=3)
+        for m in (16, 32, 64, 128)
+    )
+    times = {(64, a): 10.1, (256, a): 13.0, (1024, c): 10.15}
+
+    def result(bucket, winner, us, torch_us):
+        m = Measurement("ok", us=us, spread=0.005)
+        torch_m = Measurement("ok", us=torch_us, spread=0.005)
+        return BucketResult(bucket, None, (winner, m), torch_m, None, [], 1, [(winner, m)])
+
+    results = {
+        1: result(1, a, 9.0, 20.0),
+        64: result(64, b, 10.0, 20.0),  # a at 64: 1% slower, within the noise: a
+        256: result(256, c, 11.0, 20.0),  # a at 256: 18% slower: c stays
+        1024: result(1024, d, 10.0, 10.3),  # c at 1024 ties d but not beat torch by 2%: d
+    }
+    calls = []
+    share_kernels(
+        results,
+        lambda bucket, cfg: (
+            calls.append((bucket, cfg)) or Measurement("ok", us=times[(bucket, cfg)], spread=0.005)
+        ),
+    )
+    assert [results[k].winner[0] for k in (1, 64, 256, 1024)] == [a, a, c, d]
+    assert calls == [(64, a), (256, a), (1024, c)]
+    assert [t["state"] for t in results[64].trials] == ["share"]
+    torch_cell = {16384: result(16384, TORCH, 30.0, 30.0), 65536: result(65536, d, 40.0, 80.0)}
+    share_kernels(torch_cell, lambda *a: pytest.fail("nothing to share with the torch path"))
