@@ -402,3 +402,18 @@ def test_fuse_tunes_the_generated_module_on_a_gpu(tmp_path):
     x = torch.randn(2, 9, 6, device="cuda", dtype=torch.float16)
     with torch.no_grad():
         torch.testing.assert_close(model(x), reference(x), atol=2e-2, rtol=2e-2)
+
+
+def test_the_generated_from_module_adopts_any_traced_chain(load_generated):
+    """FusedMLP.from_module of a module that is no nn.Sequential: timm's Mlp structure is
+    traced and adopted with its weights (the same output), a residual block refused with the
+    operation that breaks the chain."""
+    spec = MLPSpec((16, 32, 16), act="gelu", dtype="fp32")
+    mod, _ = load_generated(spec)
+    block = TimmMlp().eval()
+    fused = mod.FusedMLP.from_module(block)
+    x = torch.randn(9, 16)
+    with torch.no_grad():
+        torch.testing.assert_close(fused(x), block(x), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="cannot adopt Residual: .*add"):
+        mod.FusedMLP.from_module(Residual())

@@ -120,7 +120,7 @@ REFUSED = [
         lambda: nn.Sequential(nn.Linear(20, 33), nn.LayerNorm(33), nn.GELU(), nn.Linear(33, 7)),
         "cannot adopt LayerNorm",
     ),
-    (lambda: nn.ModuleList([nn.Linear(20, 33), nn.GELU()]), "cannot adopt a ModuleList"),
+    (lambda: nn.ModuleList([nn.Linear(20, 33), nn.GELU()]), "cannot adopt ModuleList"),
 ]
 
 
