@@ -179,8 +179,7 @@ def verify_sizes(bucket: int, config: KernelConfig) -> tuple[int, int]:
 def fresh_workspaces(mod) -> None:
     """Drop the module's cached workspaces, so that the next launch allocates them afresh (under
     verify.poisoned_allocations: NaN) instead of reusing what an earlier candidate left."""
-    for name in ("_WORKSPACES", "_SPLIT_WORKSPACES", "_LT_WORKSPACES"):
-        getattr(mod, name, {}).clear()
+    mod._WORKSPACES.clear()
 
 
 def check_calls(mod, config: KernelConfig, spec: MLPSpec, m: int, device, seed: int):

@@ -53,20 +53,12 @@ class Strategy:
     chunk_padded: bool = False
     # launching the call's first kernel with programmatic dependent launch changes anything
     takes_pdl: bool = True
-    # the module launches it (or a config of it) through the kernel lane: one launch of one
-    # compiled kernel given the tensors' addresses
-    kernel_lane: bool | Callable[[KernelConfig], bool] = False
-    # its calls launch several kernels in turn (each config keeps its own host time)
-    several_kernels: bool = False
     # it launches thread-block clusters (sm_90+ only)
     clusters: bool = False
 
     @property
     def has_kernel(self) -> bool:
         return self.kernel_name is not None
-
-    def on_kernel_lane(self, config: KernelConfig) -> bool:
-        return self.kernel_lane(config) if callable(self.kernel_lane) else self.kernel_lane
 
     def kernel_names(self, spec: MLPSpec, config: KernelConfig) -> list[str]:
         """The @triton.jit functions its template defines for this config."""

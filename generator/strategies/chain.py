@@ -51,5 +51,4 @@ STRATEGY = Strategy(
     # 0.81x split's GPU time and at 1 row tied with it
     rows=(16, 4096),
     rows_why="its launches' gap matters less there",
-    several_kernels=True,
 )

@@ -123,6 +123,5 @@ STRATEGY = Strategy(
     rows=(1, 256),
     rows_why="its hand-over grows with the bucket",
     min_block_m=1,
-    kernel_lane=True,
     clusters=True,
 )

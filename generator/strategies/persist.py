@@ -63,5 +63,4 @@ STRATEGY = Strategy(
     kernel_name=kernel_name,
     planner=plan_tiles,
     dominated=dominated,
-    kernel_lane=True,
 )

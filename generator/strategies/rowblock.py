@@ -82,5 +82,4 @@ STRATEGY = Strategy(
     planner=plan_layers,
     template_args=lambda spec, config: {"prefetch": prefetches(spec, config)},
     chunk_padded=True,
-    kernel_lane=True,
 )

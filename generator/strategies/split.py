@@ -112,5 +112,4 @@ STRATEGY = Strategy(
     rows=(1, 4096),
     rows_why="its atomic reduction grows with the bucket",
     dominated=dominated,
-    kernel_lane=True,
 )

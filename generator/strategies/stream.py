@@ -126,5 +126,4 @@ STRATEGY = Strategy(
     dominated=dominated,
     chunk_padded=True,
     # TMA calls take a path of their own: the allocator and alignment checks, a persistent grid
-    kernel_lane=lambda c: not c.tma,
 )
