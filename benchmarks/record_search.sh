@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Record, on the GPU at hand, the data the tuner's search is judged on:
+#   exhaustive   every feasible candidate of four buckets, for each named spec
+#                -> benchmarks/results/$GPU/exhaustive/<module>.trials.json
+#   cold         the default tune from an empty triton cache into an empty folder, timed
+#                -> benchmarks/results/$GPU/tune/cold_<module>.json
+# Usage: bash benchmarks/record_search.sh exhaustive|cold SPEC...
+#   SPEC: the mlpgen arguments of one spec joined by ':', e.g. 256,512,256:gelu:fp16
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=$1
+shift
+GPU=${GPU:-$(python3 -c 'import torch; print(torch.cuda.get_device_name().split()[-1].lower())')}
+BUCKETS=${BUCKETS:-1,64,4096,65536}
+mlpgen=(python3 -m mlpgen.cli)
+for spec in "$@"; do
+    IFS=: read -r widths act dtype <<< "$spec"
+    name="mlp_${widths//,/x}_${act}_${dtype}"
+    work=$(mktemp -d)
+    case $mode in
+    exhaustive)
+        mkdir -p "benchmarks/results/$GPU/exhaustive"
+        "${mlpgen[@]}" --widths "$widths" --act "$act" --dtype "$dtype" --out "$work" \
+            --exhaustive --batches "$BUCKETS" --json > "$work/summary.json"
+        cp "$work/$name.trials.json" "benchmarks/results/$GPU/exhaustive/$name.trials.json"
+        ;;
+    cold)
+        mkdir -p "benchmarks/results/$GPU/tune"
+        start=$(date +%s.%N)
+        TRITON_CACHE_DIR="$work/triton-cache" "${mlpgen[@]}" --widths "$widths" --act "$act" \
+            --dtype "$dtype" --out "$work" --json > "$work/summary.json"
+        end=$(date +%s.%N)
+        python3 - "$work/summary.json" "$start" "$end" "$widths" "$act" "$dtype" \
+            > "benchmarks/results/$GPU/tune/cold_$name.json" <<'PY'
+import json, re, sys
+summary, start, end, widths, act, dtype = sys.argv[1:]
+data = json.load(open(summary))
+for part in (data, data.get("tuned", {})):  # the throwaway folder's path says nothing
+    for key in ("module", "trial_log"):
+        if key in part:
+            part[key] = re.sub(r"^/tmp/[^/]+/", "<out>/", part[key])
+data["wall_seconds"] = round(float(end) - float(start), 1)
+data["cold"] = True
+data["command"] = (f"TRITON_CACHE_DIR=<empty> mlpgen --widths {widths} --act {act} "
+                   f"--dtype {dtype} --out <empty> --json")
+print(json.dumps(data, indent=1))
+PY
+        ;;
+    *) echo "record_search.sh: mode must be exhaustive or cold, not '$mode'" >&2; exit 2 ;;
+    esac
+    rm -rf "$work"
+done
