@@ -133,13 +133,44 @@ def _dropout_noop(node: torch.fx.Node) -> bool | None:
     return args.get("p", 0.5) == 0 or not args.get("training", default_training)
 
 
+def _is_matrix_layer(m: nn.Module) -> bool:
+    """nn.Linear, or another layer holding a weight matrix (transformers' Conv1D), not an
+    embedding table: the layers an MLP block is made of."""
+    weight = m._parameters.get("weight")
+    return isinstance(m, nn.Linear) or (
+        weight is not None
+        and weight.dim() == 2
+        and not isinstance(m, (nn.Embedding, nn.EmbeddingBag))
+    )
+
+
+def _blame(module: nn.Module, node: torch.fx.Node, reason: str) -> str:
+    """The reason a traced operation ends the chain, naming the submodule the trace was inside
+    where that says more: an activation class mlpgen does not have (QuickGELUActivation's
+    `x * sigmoid(1.702 * x)`), or a matrix layer that is not an nn.Linear (GPT-2's Conv1D).
+    The submodules the node is inside are looked at from the outermost in."""
+    for key, value in (node.meta.get("nn_module_stack") or {}).items():
+        path = value[0] if isinstance(value, tuple) else key
+        try:
+            child = module.get_submodule(path)
+        except AttributeError:
+            return reason
+        name = type(child).__name__
+        if _is_matrix_layer(child) and not isinstance(child, nn.Linear):
+            return f"{path} ({name}) is not an nn.Linear: mlpgen adopts nn.Linear layers only"
+        if not any(_is_matrix_layer(m) for m in child.modules()):
+            return f"{path} ({name}) is neither a Linear nor an activation mlpgen has"
+    return reason
+
+
 def _steps(module: nn.Module) -> list[nn.Linear | str] | str:
     """The module's forward as its Linear layers and activation names in order, or the reason
     it is not such a chain."""
     try:
         graph = torch.fx.symbolic_trace(module).graph
     except Exception as e:  # data-dependent control flow, unsupported calls, ...
-        text = " ".join(str(e).split())[:120]
+        text = " ".join(str(e).split())
+        text = text if len(text) <= 100 else text[:100].rsplit(" ", 1)[0] + " ..."
         return f"its forward cannot be traced with torch.fx ({type(e).__name__}: {text})"
     inputs = [n for n in graph.nodes if n.op == "placeholder"]
     if len(inputs) != 1:
@@ -176,11 +207,12 @@ def _steps(module: nn.Module) -> list[nn.Linear | str] | str:
             current = node
             continue
         if node.op == "get_attr":
-            return f"{what}: a parameter or buffer used outside a Linear layer"
+            return _blame(module, node, f"{what}: a parameter or buffer used outside a Linear")
         if node.op == "call_function" and node.target in (operator.add, torch.add):
-            return f"{what}: a residual connection"
+            return _blame(module, node, f"{what}: a residual connection")
         if not node.args or node.args[0] is not current:
-            return f"{what} does not take the previous layer's output (a branch or a gate)"
+            reason = f"{what} does not take the previous layer's output (a branch or a gate)"
+            return _blame(module, node, reason)
         noop = _dropout_noop(node)
         if noop is False:
             return f"{what} is a dropout in training mode (fuse after .eval())"
@@ -189,7 +221,7 @@ def _steps(module: nn.Module) -> list[nn.Linear | str] | str:
             continue
         act = _function_activation(node)
         if act is None:
-            return f"{what} is neither a Linear nor an activation mlpgen has"
+            return _blame(module, node, f"{what} is neither a Linear nor an activation mlpgen has")
         steps.append(act)
         current = node
     return "its forward returns nothing"
@@ -282,14 +314,12 @@ def _is_fused(m: nn.Module) -> bool:
     )
 
 
-def _linear_count(m: nn.Module) -> int:
-    return sum(isinstance(x, nn.Linear) for x in m.modules())
-
-
 def scan(model: nn.Module, dtype: str | None = None) -> Report:
     """Find the submodules fuse would replace (outermost first; a chain's own children are not
-    looked at again) and those with two or more Linear layers it leaves, with the reason.
-    A module that holds a replaced block is not listed as left. Changes nothing."""
+    looked at again) and those it leaves, with the reason: the modules with a forward of their
+    own (not ModuleList and ModuleDict) holding two or more matrix layers (nn.Linear, GPT-2's
+    Conv1D, ...). A module that holds a replaced block is not listed as left. Changes
+    nothing."""
     report = Report()
     taken: list[str] = []
     refused: dict[str, str] = {}
@@ -299,7 +329,7 @@ def scan(model: nn.Module, dtype: str | None = None) -> Report:
         if _is_fused(m):
             taken.append(path)
             continue
-        if _linear_count(m) < 2:
+        if type(m).forward is nn.Module.forward or sum(map(_is_matrix_layer, m.modules())) < 2:
             continue
         chain = chain_of(m, dtype)
         if isinstance(chain, str):

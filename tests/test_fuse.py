@@ -117,6 +117,33 @@ class Branchy(HandMlp):
         return self.fc2(h.relu() if h.sum() > 0 else h.tanh())
 
 
+class QuickGelu(nn.Module):
+    """An activation class mlpgen does not have: x * sigmoid(1.702 x) (CLIP's quick_gelu)."""
+
+    def forward(self, x):
+        return x * torch.sigmoid(1.702 * x)
+
+
+class Conv1D(nn.Module):
+    """GPT-2's Conv1D: a Linear layer with its weight stored [in, out], not an nn.Linear."""
+
+    def __init__(self, k, n):
+        super().__init__()
+        self.weight, self.bias = nn.Parameter(torch.randn(k, n)), nn.Parameter(torch.zeros(n))
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+
+
+class ConvMlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c_fc, self.c_proj = Conv1D(16, 32), Conv1D(32, 16)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x)))
+
+
 ADOPTED = {
     "hand_written": (HandMlp, "mlp_20x33x7_relu_fp32"),
     "timm_mlp": (TimmMlp, "mlp_16x32x16_gelu_fp32"),
@@ -178,6 +205,11 @@ REFUSED = {
     ),
     "activation_first": (lambda: nn.Sequential(nn.ReLU(), nn.Linear(8, 4)), "starts with relu"),
     "data_dependent": (Branchy, "its forward cannot be traced with torch.fx (TraceError"),
+    "foreign_activation_class": (
+        lambda: nn.Sequential(nn.Linear(8, 8), QuickGelu(), nn.Linear(8, 4)),
+        "1 (QuickGelu) is neither a Linear nor an activation mlpgen has",
+    ),
+    "matrix_layer_not_linear": (ConvMlp, "c_fc (Conv1D) is not an nn.Linear"),
     "raw_weight": (RawWeight, "a direct read of w: a parameter or buffer used outside a Linear"),
     "float64": (
         lambda: nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4)).double(),
@@ -302,6 +334,28 @@ def test_a_model_with_nothing_to_fuse_gets_an_empty_report(tmp_path):
     report = fuse(model, out=out)
     assert report.replaced == [] and report.left == [] and report.written == []
     assert not out.exists()
+
+
+class ConvStack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([ConvMlp(), ConvMlp()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_scan_lists_non_linear_matrix_layers_and_skips_containers():
+    report = scan(ConvStack())
+    assert report.replaced == []
+    why = "c_fc (Conv1D) is not an nn.Linear: mlpgen adopts nn.Linear layers only"
+    assert [(left.path, left.reason) for left in report.left] == [
+        ("(the model)", f"layers.0.{why}"),
+        ("layers.0", why),
+        ("layers.1", why),
+    ]  # the ModuleList `layers` has no forward of its own: no block
 
 
 def test_a_model_that_is_itself_the_mlp_is_left_with_the_way_to_adopt_it(tmp_path):
