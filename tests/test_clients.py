@@ -11,6 +11,7 @@ from torch import nn
 
 from mlpgen.emit import module_path
 from mlpgen.fuse import fuse, unfuse
+from mlpgen.selfcheck import load_module
 from mlpgen.spec import MLPSpec
 from mlpgen.verify import check
 
@@ -66,6 +67,11 @@ def test_vit_tiny_has_its_12_mlp_blocks_fused_and_unfused(tmp_path, monkeypatch)
     assert [block.mlp for block in model.blocks] == originals
     with torch.no_grad():
         torch.testing.assert_close(model(x), want, atol=1e-5, rtol=1e-5)
+
+    # the generated module adopts a timm Mlp by itself too (its forward traced by mlpgen)
+    adopted = load_module(report.written[0]).FusedMLP.from_module(originals[5])
+    assert torch.equal(adopted.linears[0].weight, originals[5].fc1.weight)
+    assert torch.equal(adopted.linears[1].bias, originals[5].fc2.bias)
 
 
 @pytest.mark.interpret
