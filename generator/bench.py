@@ -13,7 +13,9 @@ else WRONG) before it is timed; eager nn.Sequential is checked too. Two times pe
 Each time comes with its spread (interquartile range over the median of its samples).
 A contender that fails (compile error, out of memory, ...) is recorded as "failed: reason" and
 the run goes on. The result is a plain dict (JSON) that `mlpgen.report` turns into tables and a
-plot; the pure parts (speedups, merging runs) are at the top of this file.
+plot; the pure parts (speedups, merging runs) are at the top of this file. With `train=True`
+(`mlpgen bench --train`) each contender runs a training step instead (mlpgen.train_bench), its
+gradients checked too, and a WRONG one is not timed.
 """
 
 from __future__ import annotations

@@ -85,43 +85,33 @@ def step(loss_of: Callable, params: tuple, x: torch.Tensor, scale: torch.Tensor 
 # Activations whose derivative jumps at 0: a pre-activation within rounding of 0 is on either
 # side in a dtype's forward, and the whole gradient through that unit flips with it.
 KINKED = frozenset({"relu", "leaky_relu"})
-# The rounding a GEMM's sum may see beyond its inputs': an fp16 or bf16 GEMM may add the bias
-# to the product rounded to the dtype (z near 0: the product near -b, rounded by u * |b|); an
-# fp32 one (tf32 inputs in the module, exact in eager) sums in fp32 throughout.
-SUM_ROUNDING = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32: 0.0}
-FP32_SUM = 2.0**-20  # fp32 sums of one dot in two orders: well within this of sum_k |w_k h_k|
+# How far rounding may move a pre-activation, relative to sum_k |w_k h_k| + |b|: the unit
+# roundoff of the hidden activations (fp16, bf16); fp32, the error of fp32 sums in any order
+# (eager's dots are fp32; tf32 dots, as the module's kernels run them, are not allowed for).
+ROUNDING = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32: 2.0**-20}
 
 
 def kink_rows(spec: MLPSpec, x, weights, biases) -> torch.Tensor | None:
     """The rows whose input gradient depends on how the forward rounds (None if no layer's
     activation is KINKED): where a kinked pre-activation z of the fp32 reference has another
-    sign than in the same forward with every layer's output rounded to the dtype (tf32 dots for
-    fp32, as the module runs them), or where that z is within the rounding of its sum of 0:
-    |z| <= u * (|w.h| + |b|) + 2^-20 * sum_k |w_k h_k|, u from SUM_ROUNDING."""
+    sign than in the same forward with each layer's output rounded to the dtype, or lies within
+    u * (sum_k |w_k h_k| + |b|) of 0 there, u from ROUNDING: an input of its dot one ulp off
+    (a hidden activation rounded the other way after a sum in another order) moves z that far."""
     acts = [spec.act] * (len(weights) - 1) + [spec.out_act]
     if not KINKED.intersection(acts):
         return None
-    dtype = x.dtype
+    dtype, linear = x.dtype, torch.nn.functional.linear
     rows = torch.zeros(x.shape[0], dtype=torch.bool, device=x.device)
     exact = rounded = x.float()
-    tf32 = torch.backends.cuda.matmul.allow_tf32
-    try:
-        for i, w in enumerate(weights):
-            w32, b32 = w.float(), None if biases is None else biases[i].float()
-            z = torch.nn.functional.linear(exact, w32, b32)
-            torch.backends.cuda.matmul.allow_tf32 = dtype == torch.float32
-            zr = torch.nn.functional.linear(rounded, w32, b32).to(dtype).float()
-            torch.backends.cuda.matmul.allow_tf32 = tf32
-            if acts[i] in KINKED:
-                dot = torch.nn.functional.linear(rounded, w32)
-                size = dot.abs() if b32 is None else dot.abs() + b32.abs()
-                sums = torch.nn.functional.linear(rounded.abs(), w32.abs())
-                near = zr.abs() <= SUM_ROUNDING[dtype] * size + FP32_SUM * sums
-                rows |= ((z > 0) != (zr > 0)).any(1) | near.any(1)
-            fn = ACTIVATIONS[acts[i]].torch_fn
-            exact, rounded = fn(z), fn(zr).to(dtype).float()
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = tf32
+    for i, w in enumerate(weights):
+        w32, b32 = w.float(), None if biases is None else biases[i].float()
+        z = linear(exact, w32, b32)
+        zr = linear(rounded, w32, b32).to(dtype).float()
+        if acts[i] in KINKED:
+            size = linear(rounded.abs(), w32.abs(), None if b32 is None else b32.abs())
+            rows |= ((z > 0) != (zr > 0)).any(1) | (zr.abs() <= ROUNDING[dtype] * size).any(1)
+        fn = ACTIVATIONS[acts[i]].torch_fn
+        exact, rounded = fn(z), fn(zr).to(dtype).float()
     return rows
 
 
