@@ -6,7 +6,7 @@
 benchmarks/results/<gpu>/ holds what the commands wrote, as they wrote it:
 
     <module>.json               mlpgen bench tuned/<module>.py --json        the public matrix
-    train/<module>.json         the same bench of a training step            training benches
+    train/<module>.json         the same with --train                        training steps
     tune/<module>.json          mlpgen --widths ... --json                   tune times
     search/<table>.json         {"title", "command", "header", "rows"}       replay, ablation
     exhaustive/*.trials.json    exhaustive trial logs (read by tests, not rendered here)
@@ -60,6 +60,9 @@ def load(results: Path = RESULTS) -> list[Gpu]:
         ):
             for path in sorted(where.glob("*.json")):
                 data = json.loads(path.read_text())
+                if kind in ("bench", "train") and bool(data.get("train")) != (kind == "train"):
+                    what = "a training" if data.get("train") else "a forward"
+                    raise ValueError(f"{path}: {what} bench, not in its folder ({kind})")
                 data["_file"] = path.relative_to(results.parent.parent).as_posix()
                 getattr(gpu, kind).append(data)
         gpu.bench.sort(key=lambda d: (d["name"] != HEADLINE[1], d["name"]))  # headline first
@@ -166,6 +169,13 @@ def module_section(data: dict, level: str = "###") -> list[str]:
     return out + ([""] + extra if extra else [])
 
 
+TRAIN_TEXT = (
+    "`mlpgen bench --train`: per call, a training step of the MLP alone (forward, loss, the "
+    "gradients of the input and of every weight and bias), each contender's output and "
+    "gradients checked against the step in fp32 before it is timed."
+)
+
+
 def matrix(gpu: Gpu) -> list[str]:
     """Every module × batch: eager's per-call time over mlpgen's."""
     batches = sorted({r["batch"] for d in gpu.bench for r in d["results"]})
@@ -207,6 +217,7 @@ def method(gpus: list[Gpu]) -> list[str]:
                 ("per-call time", "host_time"),
                 ("GPU time", "gpu_time"),
                 ("gradients", "grad"),
+                ("checked", "check"),
                 ("torch.compile", "compile"),
             ):
                 text = d.get("settings", {}).get(key)
@@ -282,7 +293,7 @@ def benchmarks_md(gpus: list[Gpu]) -> str:
                 out += [""] + module_section(d)
         # training benches (forward + backward), rendered once their results exist
         if gpu.train:
-            out += ["", f"## Training step: {name}", ""]
+            out += ["", f"## Training step: {name}", "", TRAIN_TEXT]
             for d in gpu.train:
                 out += [""] + module_section(d)
         # cold tune times, rendered once their results exist

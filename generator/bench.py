@@ -13,7 +13,9 @@ else WRONG) before it is timed; eager nn.Sequential is checked too. Two times pe
 Each time comes with its spread (interquartile range over the median of its samples).
 A contender that fails (compile error, out of memory, ...) is recorded as "failed: reason" and
 the run goes on. The result is a plain dict (JSON) that `mlpgen.report` turns into tables and a
-plot; the pure parts (speedups, merging runs) are at the top of this file.
+plot; the pure parts (speedups, merging runs) are at the top of this file. With `train=True`
+(`mlpgen bench --train`) each contender runs a training step instead (mlpgen.train_bench), its
+gradients checked too, and a WRONG one is not timed.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from mlpgen.emit import kernel_text, read_module
 from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.spec import MLPSpec
 from mlpgen.timing import time_call
-from mlpgen.verify import check, random_problem, reference
+from mlpgen.verify import Check, check, random_problem, reference
 
 BASELINE = "eager"
 
@@ -71,6 +73,7 @@ class Cell:
     host_us: float | None = None
     gpu_us: float | None = None
     err: float | None = None  # the worst element's error over its tolerance (verify.check)
+    errs: dict[str, float] | None = None  # --train: err of the output and of each gradient
     reason: str | None = None  # why the output is WRONG
     compile_s: float | None = None
     host_speedup: float | None = None
@@ -118,7 +121,7 @@ def merge_runs(runs: Sequence[dict]) -> dict:
         raise ValueError("no runs to merge")
     first = runs[0]
     for other in runs[1:]:
-        for key, what in (("name", "module"), ("env.gpu", "GPU")):
+        for key, what in (("name", "module"), ("env.gpu", "GPU"), ("train", "bench (--train)")):
             a, b = lookup(first, key), lookup(other, key)
             if a != b:
                 raise ValueError(f"cannot merge runs of a different {what}: {a!r} vs {b!r}")
@@ -205,36 +208,45 @@ def build_fused(mod, weights, biases) -> torch.nn.Module:
 
 @dataclass
 class Prepared:
-    call: Callable[[], object]  # one forward, result discarded (what is timed)
-    output: Callable[[], torch.Tensor]  # one forward, result kept (what is checked)
+    call: Callable[[], object]  # one run, result discarded (what is timed)
+    output: Callable[[], object]  # one run, its tensor (or tuple of tensors) kept (checked)
     compile_s: float | None = None
     keep: object = None  # the graph and its buffers, alive as long as this
 
 
-def capture(model: Callable, x: torch.Tensor) -> Prepared:
-    """`model(x)` captured in a CUDA graph (warmed up on a side stream first, as PyTorch's
+def clone(result):
+    """A copy of a tensor or of a tuple of tensors, safe from the next run's writes."""
+    return tuple(t.clone() for t in result) if isinstance(result, tuple) else result.clone()
+
+
+def capture(run: Callable[[], object]) -> Prepared:
+    """`run()` captured in a CUDA graph (warmed up on a side stream first, as PyTorch's
     documentation prescribes); replaying it reruns the same kernels on the same buffers."""
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
         for _ in range(3):
-            model(x)
+            run()
     torch.cuda.current_stream().wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        y = model(x)
+        result = run()
 
     def output():
         graph.replay()
-        return y.clone()
+        return clone(result)
 
-    return Prepared(call=graph.replay, output=output, keep=(graph, x, y))
+    return Prepared(call=graph.replay, output=output, keep=(graph, run, result))
 
 
 class Models:
-    """The contenders' models, built once; `prepare` readies one for one input."""
+    """The contenders' models, built once; `prepare` readies one for one input, `expected` is
+    the fp32 reference for that input and `verdict` checks a contender's output against it."""
+
+    time_wrong = True  # a WRONG output is still timed (the table shows it as WRONG)
 
     def __init__(self, spec: MLPSpec, mod, weights, biases):
+        self.spec, self.weights, self.biases = spec, weights, biases
         self.seq = build_sequential(spec, weights, biases)
         self.fused = build_fused(mod, weights, biases)
         self.compiled: dict[str, Callable] = {}
@@ -263,8 +275,14 @@ class Models:
             )
         model = self.fused if contender.name.startswith("mlpgen") else self.seq
         if contender.graph:
-            return capture(model, x)
+            return capture(partial(model, x))
         return Prepared(call=partial(model, x), output=partial(model, x))
+
+    def expected(self, x: torch.Tensor) -> torch.Tensor:
+        return reference(self.spec, x, self.weights, self.biases)
+
+    def verdict(self, output: torch.Tensor, expected: torch.Tensor) -> Check:
+        return check(output, expected, self.spec.dtype)
 
 
 def allow_many_recompiles() -> None:
@@ -393,8 +411,10 @@ def run_bench(
     device: str = "cuda",
     command: str | None = None,
     progress: bool = True,
+    train: bool = False,
 ) -> dict:
     """Measure every contender at every batch size; returns the JSON-ready result.
+    train: time a training step (mlpgen.train_bench) instead of a forward.
     `device="cpu"` runs the non-graph contenders without GPU times (for tests of the plumbing)."""
     spec, tuned, _ = read_module(path)
     from mlpgen.selfcheck import load_module
@@ -407,13 +427,18 @@ def run_bench(
     if batches is None:
         batches = default_batches(tuned, env.get("gpu_key"))
     _, weights, biases = random_problem(spec, 1, device=dev, seed=seed)
-    models = Models(spec, mod, weights, biases)
+    if train:
+        from mlpgen.train_bench import TrainModels
+
+        models = TrainModels(spec, mod, weights, biases)
+    else:
+        models = Models(spec, mod, weights, biases)
     inputs = {b: random_problem(spec, b, dev, seed + 1 + i)[0] for i, b in enumerate(batches)}
-    expected: dict[int, torch.Tensor] = {}  # the fp32 reference
+    expected: dict[int, object] = {}  # the fp32 reference
     bar = Progress(len(batches) * len(contenders)) if progress else None
     started = time.perf_counter()
     cells: list[Cell] = []
-    with torch.no_grad():
+    with torch.enable_grad() if train else torch.no_grad():
         for phase in phases(contenders):
             for batch in batches:
                 x = inputs[batch]
@@ -424,17 +449,9 @@ def run_bench(
                         cell = Cell(batch, contender.name, f"skipped: over --budget {budget_s:g} s")
                     else:
                         if batch not in expected:
-                            expected[batch] = reference(spec, x, weights, biases)
+                            expected[batch] = models.expected(x)
                         cell = measure_cell(
-                            models,
-                            contender,
-                            x,
-                            expected[batch],
-                            spec.dtype,
-                            sync,
-                            cuda,
-                            warmup_ms,
-                            rep_ms,
+                            models, contender, x, expected[batch], sync, cuda, warmup_ms, rep_ms
                         )
                     cells.append(cell)
                     if bar:
@@ -445,25 +462,29 @@ def run_bench(
     order = {c.name: i for i, c in enumerate(contenders)}
     cells.sort(key=lambda c: (c.batch, order[c.contender]))
     add_speedups(cells)
+    settings = {
+        "warmup_ms": warmup_ms,
+        "rep_ms": rep_ms,
+        "seed": seed,
+        "budget_s": budget_s,
+        "grad": "every contender runs under torch.no_grad()",
+        "order": "eager, graphs and mlpgen at every batch size first, then each "
+        "torch.compile mode at every batch size",
+        "host_time": HOST_TIME,
+        "gpu_time": GPU_TIME,
+        "compile": "one torch.compile per mode, dynamic=False: each batch size is compiled "
+        "on its first call; compile_s is that time and is not in the timings",
+    }
+    if train:
+        settings.update(models.settings(batches))
     return {
         "command": command,
         "module": str(path),
         "name": spec.name,
+        "train": train,
         "spec": spec.to_dict(),
         "env": env,
-        "settings": {
-            "warmup_ms": warmup_ms,
-            "rep_ms": rep_ms,
-            "seed": seed,
-            "budget_s": budget_s,
-            "grad": "every contender runs under torch.no_grad()",
-            "order": "eager, graphs and mlpgen at every batch size first, then each "
-            "torch.compile mode at every batch size",
-            "host_time": HOST_TIME,
-            "gpu_time": GPU_TIME,
-            "compile": "one torch.compile per mode, dynamic=False: each batch size is compiled "
-            "on its first call; compile_s is that time and is not in the timings",
-        },
+        "settings": settings,
         "contenders": [asdict(c) for c in contenders],
         "batches": list(batches),
         "dispatch": dispatch(mod, batches, env.get("gpu_key")),
@@ -475,15 +496,14 @@ def measure_cell(
     models: Models,
     contender: Contender,
     x: torch.Tensor,
-    expected: torch.Tensor,
-    dtype: str,
+    expected: object,
     sync: Callable[[], None],
     cuda: bool,
     warmup_ms: int,
     rep_ms: int,
 ) -> Cell:
-    """One contender at one batch: check its output against the fp32 reference (verify.check),
-    then time it."""
+    """One contender at one batch: check its result against the fp32 reference (models.verdict),
+    then time it (a WRONG result only where models.time_wrong)."""
     cell = Cell(x.shape[0], contender.name, "ok")
     prepared = None
     try:
@@ -491,18 +511,20 @@ def measure_cell(
             raise RuntimeError("CUDA graphs need a CUDA device")
         prepared = models.prepare(contender, x, sync)
         cell.compile_s = prepared.compile_s
-        result = check(prepared.output(), expected, dtype)
+        result = models.verdict(prepared.output(), expected)
         sync()
         cell.err = result.err
+        cell.errs = getattr(result, "errs", None)
         if not result.ok:
             cell.status, cell.reason = "WRONG", result.reason
-        t = time_call(
-            prepared.call, cuda, sync, loop_s=rep_ms / 1e3 / 7, loops=7, warmup_ms=warmup_ms,
-            rep_ms=rep_ms,
-        )  # fmt: skip
-        cell.host_us, cell.host_spread, cell.gpu_us, cell.gpu_spread = (
-            t.host_us, t.host_spread, t.gpu_us, t.gpu_spread
-        )  # fmt: skip
+        if result.ok or models.time_wrong:
+            t = time_call(
+                prepared.call, cuda, sync, loop_s=rep_ms / 1e3 / 7, loops=7,
+                warmup_ms=warmup_ms, rep_ms=rep_ms,
+            )  # fmt: skip
+            cell.host_us, cell.host_spread, cell.gpu_us, cell.gpu_spread = (
+                t.host_us, t.host_spread, t.gpu_us, t.gpu_spread
+            )  # fmt: skip
     except Exception as e:  # a contender's failure is a result, not the end of the run
         cell.status = failure(e)
         cell.host_us = cell.gpu_us = cell.host_spread = cell.gpu_spread = None

@@ -761,7 +761,8 @@ def cmd_bench(argv: list[str]) -> int:
 
     p = Parser(
         prog="mlpgen bench",
-        description="Time a module against eager, CUDA graphs and torch.compile, per batch.\n"
+        description="Time a module against eager, CUDA graphs and torch.compile, per batch: its\n"
+        "forward, or with --train a training step of the MLP alone (forward, loss, backward).\n"
         + RUNS_IT,
     )
     p.add_argument("path", nargs="?", help="a module written by mlpgen")
@@ -770,6 +771,11 @@ def cmd_bench(argv: list[str]) -> int:
     )
     p.add_argument("--only", default=None, help=f"contenders: {','.join(bench.BY_NAME)}")
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile (slow)")
+    p.add_argument(
+        "--train",
+        action="store_true",
+        help="time a training step (forward, loss, backward) instead of a forward",
+    )
     p.add_argument("--warmup", type=integer(1, 60_000), default=25, help="GPU-time warm-up, ms")
     p.add_argument("--rep", type=integer(1, 600_000), default=100, help="timing per cell, ms")
     p.add_argument("--budget", type=seconds, default=None, help="stop after seconds")
@@ -789,6 +795,8 @@ def cmd_bench(argv: list[str]) -> int:
     if args.load:
         if args.path:
             raise UsageError("give a module to measure or --load recorded runs, not both")
+        if args.train:
+            raise UsageError("--train measures a module; --load re-prints recorded runs as run")
         data = load_runs(args.load, "--load")
     else:
         if not args.path:
@@ -814,6 +822,7 @@ def cmd_bench(argv: list[str]) -> int:
                 budget_s=args.budget,
                 seed=args.seed,
                 command=command_line(["bench", *argv]),
+                train=args.train,
             )
         except (KeyboardInterrupt, Terminated):
             raise

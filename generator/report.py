@@ -133,7 +133,8 @@ def bench_notes(data: dict) -> list[str]:
             why = r.get("reason") or (  # runs recorded before the element-wise check
                 f"rel err {r.get('rel_err', math.nan):.2e} vs eager, tolerance {_tolerance(data):g}"
             )
-            notes.append(f"{r['contender']} at batch {r['batch']}: WRONG output ({why})")
+            what = "WRONG, not timed" if data.get("train") else "WRONG output"
+            notes.append(f"{r['contender']} at batch {r['batch']}: {what} ({why})")
     failed: dict[tuple[str, str], list[int]] = {}  # the same reason at many batches: one note
     for r in data["results"]:
         if r["status"] not in ("ok", "WRONG"):
@@ -191,9 +192,17 @@ def _tolerance(data: dict) -> float:
     return TOLERANCE[data["spec"]["dtype"]]
 
 
+def what_ran(data: dict) -> str:
+    """The module's name, and what was timed where it was not a forward."""
+    if data.get("train"):
+        loss = data.get("settings", {}).get("loss", "a loss")
+        return f"{data['name']}, training step (forward, {loss}, backward)"
+    return data["name"]
+
+
 def bench_text(data: dict) -> str:
     """The compact table printed by `mlpgen bench`."""
-    out = [f"{data['name']} on {env_line(data)}"]
+    out = [f"{what_ran(data)} on {env_line(data)}"]
     for title, header, rows in bench_sections(data):
         out += ["", title, grid(header, rows)]
     notes = bench_notes(data)
@@ -204,7 +213,8 @@ def bench_text(data: dict) -> str:
 
 def bench_markdown(data: dict, plot: str | None = None, level: int = 2) -> str:
     h = "#" * level
-    out = [f"{h} `{data['name']}`: mlpgen vs eager, CUDA graphs and torch.compile", ""]
+    step = " (training step)" if data.get("train") else ""
+    out = [f"{h} `{data['name']}`{step}: mlpgen vs eager, CUDA graphs and torch.compile", ""]
     out.append(f"{env_line(data)}")
     commands = data.get("merged_commands") or [data.get("command")]
     commands = [c for c in commands if c]
@@ -276,7 +286,7 @@ def plot_bench(data: dict, path: Path) -> Path:
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
-    fig.suptitle(f"{data['name']}\n{env_line(data)}", fontsize="medium")
+    fig.suptitle(f"{what_ran(data)}\n{env_line(data)}", fontsize="medium")
     fig.savefig(path, dpi=110)
     return Path(path)
 

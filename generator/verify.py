@@ -86,8 +86,9 @@ class Check:
     reason: str = ""  # why it failed, one line; "" when ok
 
 
-def check(out: torch.Tensor, ref: torch.Tensor, dtype: str) -> Check:
-    """Compare `out` with the fp32 reference `ref` element-wise within TOLERANCES[dtype]."""
+def check(out: torch.Tensor, ref: torch.Tensor, dtype: str, scale: float = 1.0) -> Check:
+    """Compare `out` with the fp32 reference `ref` element-wise within TOLERANCES[dtype], both
+    its tolerances times `scale`."""
     if tuple(out.shape) != tuple(ref.shape):
         return Check(
             False, math.inf, reason=f"output shape {tuple(out.shape)}, not {tuple(ref.shape)}"
@@ -96,7 +97,7 @@ def check(out: torch.Tensor, ref: torch.Tensor, dtype: str) -> Check:
         return Check(True, 0.0)
     tol = TOLERANCES[dtype]
     ref = ref.float()
-    ratio = (out.float() - ref).abs_().div_(ref.abs().mul_(tol.rtol).add_(tol.atol))
+    ratio = (out.float() - ref).abs_().div_(ref.abs().mul_(tol.rtol * scale).add_(tol.atol * scale))
     bad = (~torch.isfinite(ratio)).flatten()
     if bad.any():  # the first NaN/Inf (in row order: where a kernel stopped writing)
         flat, err = int(bad.nonzero()[0, 0]), math.inf

@@ -105,6 +105,7 @@ def ws(tmp_path_factory) -> Path:
         "nocontender.json": {"name": "m", "results": [{"batch": 1, "status": "ok"}]},
         "a.json": bench_run("module a"),
         "b.json": bench_run("module b"),
+        "atrain.json": bench_run("module a") | {"train": True},
     }
     for name, data in runs.items():
         (root / name).write_text(json.dumps(data))
@@ -309,6 +310,9 @@ CASES = [
     (["bench", "--load", "missing.json"], 2, "no such file"),
     (["bench", "--load", "adir"], 2, "not a regular file"),
     (["bench", "--load", "a.json", "--load", "b.json"], 2, "cannot merge"),
+    (["bench", "--load", "a.json", "--load", "atrain.json"], 2, "cannot merge runs of a differ"),
+    (["bench", "--load", "atrain.json", "--train"], 2, "--train measures a module"),
+    (["bench", MOD, "--train", "--load", "a.json"], 2, "not both"),
     (["bench", MOD, "--only", "nosuch"], 2, "unknown contender"),
     (["bench", MOD, "--only", LONG], 2, "--only"),
     (["bench", MOD, "--warmup", "0"], 2, "out of range"),
@@ -319,6 +323,7 @@ CASES = [
     (["bench", MOD, "--plot", "no/such/p.png"], 2, "not an existing folder"),
     (["bench", MOD, "--plot", "adir"], 2, "is a folder"),
     (["bench", MOD], 2, "needs a CUDA GPU"),
+    (["bench", MOD, "--train"], 2, "needs a CUDA GPU"),
     (["bench", D + "boom.py"], 2, "needs a CUDA GPU"),
     # profile
     (["profile"], 2, "required"),

@@ -49,6 +49,23 @@ def bench_run(name: str = NAME, batches=(1, 64)) -> dict:
     }
 
 
+def train_run(name: str = NAME) -> dict:
+    """What `mlpgen bench --train --json` writes, cut down to what the renderer reads."""
+    run = bench_run(name)
+    run["command"] = f"mlpgen bench tuned/{name}.py --train --json"
+    run["train"] = True
+    run["settings"] |= {
+        "grad": "a training step per call: forward, loss, torch.autograd.grad",
+        "check": "the output and every gradient against the step in fp32",
+        "loss": "y.float().square().mean()",
+        "loss_scale": {"1": 8.0, "64": 64.0},
+    }
+    for r in run["results"]:
+        r["errs"] = {"y": 0.1, "dx": 0.2, "dW0": 0.1, "db0": 0.1, "dW1": 0.1, "db1": 0.1}
+        r["err"] = 0.2
+    return run
+
+
 def write(folder: Path, data: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{data['name']}.json").write_text(json.dumps(data))
@@ -97,7 +114,7 @@ def test_sections_without_results_are_left_out(results):
 
 def test_sections_with_results_are_rendered(results):
     h200 = results / "h200"
-    write(h200 / "train", bench_run())
+    write(h200 / "train", train_run())
     tuned = {"seconds": 40.0, "measured": 300, "compile_seconds": 20.5, "total_seconds": 61.0}
     tuned |= {"module": f"tuned/{NAME}.py", "buckets": {"1": {}, "64": {}}}
     write(h200 / "tune", {"name": NAME, **tuned})
@@ -115,6 +132,36 @@ def test_sections_with_results_are_rendered(results):
     tune_cmd = f"mlpgen retune tuned/{NAME}.py --json > "
     assert f"- `{tune_cmd}benchmarks/results/h200/tune/{NAME}.json`" in text
     assert "#### Held-out replay" in text and "| 256,512,256 | 19/20 |" in text
+
+
+def test_a_train_run_renders_as_its_own_section(results):
+    data = train_run()
+    bad = next(r for r in data["results"] if r["batch"] == 64 and r["contender"] == "mlpgen")
+    reason = "dW1: element [3, 5] is 0.5, expected 0.2 (4x the tolerance)"
+    bad.update(status="WRONG", host_us=None, gpu_us=None, reason=reason)
+    write(results / "h200" / "train", data)
+    text = render.benchmarks_md(render.load(results))
+    train = text.split("## Training step: NVIDIA H200", 1)[1]
+    assert render.TRAIN_TEXT in train.splitlines()
+    cmd = (
+        f"`mlpgen bench tuned/{NAME}.py --train --json > benchmarks/results/h200/train/{NAME}.json`"
+    )
+    assert cmd in train.splitlines()
+    assert "| 1 | 40.0 | 120.0 | 8.00 | 5.00× | 15.00× |" in train
+    assert "| 64 | 40.0 | 120.0 | WRONG | - | - |" in train
+    assert f"- mlpgen at batch 64: WRONG, not timed ({reason})" in train.splitlines()
+    assert "- checked: the output and every gradient against the step in fp32" in text
+    assert "- gradients: a training step per call" in text
+
+
+def test_a_run_in_the_wrong_folder_is_refused(results):
+    write(results / "h200" / "train", bench_run("mlp_forward"))
+    with pytest.raises(ValueError, match="a forward bench, not in its folder"):
+        render.load(results)
+    (results / "h200" / "train" / "mlp_forward.json").unlink()
+    write(results / "h200", train_run("mlp_train"))
+    with pytest.raises(ValueError, match="a training bench"):
+        render.load(results)
 
 
 def test_readme_table_replaces_only_what_is_between_its_markers(results):
@@ -149,7 +196,8 @@ def test_committed_docs_are_rendered_from_committed_results():
 
 
 def test_recorded_results_name_their_command_and_no_run():
-    for path in sorted((ROOT / "benchmarks" / "results").glob("*/*.json")):
+    results = ROOT / "benchmarks" / "results"
+    for path in sorted([*results.glob("*/*.json"), *results.glob("*/train/*.json")]):
         data = json.loads(path.read_text())
         assert data["command"].startswith(f"mlpgen bench {data['module']} "), path
         assert data["env"]["gpu"] and data["env"]["torch"] and data["env"]["triton"], path

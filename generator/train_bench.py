@@ -1,0 +1,259 @@
+"""`mlpgen bench --train`: a training step of the MLP alone, per contender.
+
+One step is the forward, the loss `y.float().square().mean()` and its backward by
+`torch.autograd.grad` in the input x (which requires grad) and every weight and bias: fresh
+gradient tensors each step, so nothing accumulates in `.grad` and a CUDA graph of the whole
+step replays to the same buffers. The contenders are bench's (mlpgen.bench.CONTENDERS): eager
+nn.Sequential, it in a CUDA graph, torch.compile of the forward and the loss (AOTAutograd
+compiles the backward with them), and the module's public FusedMLP in training mode, alone and
+in a CUDA graph; whichever backward the module has, the bench only calls it.
+
+Before it is timed, every contender's output and gradients are checked against the same step in
+fp32 through nn.Sequential (`check_step`); a contender with a wrong one is WRONG and not timed.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+
+import torch
+
+from mlpgen.activations import ACTIVATIONS
+from mlpgen.bench import (
+    Contender,
+    Models,
+    Prepared,
+    allow_many_recompiles,
+    build_sequential,
+    capture,
+    clone,
+)
+from mlpgen.spec import MLPSpec
+from mlpgen.verify import Check, check
+
+LOSS = "y.float().square().mean()"
+GRAD_TOLERANCE = 2.0  # gradients: verify's tolerance times this (check_step says why)
+
+
+def loss_scale(spec: MLPSpec, m: int) -> float:
+    """The power of two the loss is multiplied by before the backward (1 but for fp16).
+
+    The mean's gradient 2y/(M*N) falls below fp16's smallest normal number (6e-5) at large
+    batches, so an unscaled fp16 backward loses the gradient to underflow, in eager as in any
+    kernel; fp16 training scales the loss (torch.amp.GradScaler) for that reason. This scale
+    makes dL/dy about y/sqrt(M): normal at M = 2^22, and the weight gradients, sums over M
+    rows, about sqrt(M) times their per-row terms, far from fp16's largest number. A power of
+    two scales exactly, so the scaled gradients compare with the fp32 reference's scaled ones.
+    """
+    if spec.dtype != "fp16":
+        return 1.0
+    return 2.0 ** round(math.log2(spec.widths[-1] * math.sqrt(m) / 2))
+
+
+def result_names(spec: MLPSpec) -> tuple[str, ...]:
+    """What a step returns, in order: y, dx, then dW and db of each layer (parameter order)."""
+    names = ["y", "dx"]
+    for i in range(len(spec.widths) - 1):
+        names += [f"dW{i}", f"db{i}"] if spec.bias else [f"dW{i}"]
+    return tuple(names)
+
+
+class LossOf(torch.nn.Module):
+    """The model's forward and the loss as one module (what torch.compile compiles)."""
+
+    def __init__(self, model: torch.nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor, scale: torch.Tensor | None):
+        y = self.model(x)
+        loss = y.float().square().mean()
+        return y, loss if scale is None else loss * scale
+
+
+def step(loss_of: Callable, params: tuple, x: torch.Tensor, scale: torch.Tensor | None):
+    """One training step: (y, dx, dW0, db0, dW1, ...)."""
+    y, loss = loss_of(x, scale)
+    return (y, *torch.autograd.grad(loss, (x, *params)))
+
+
+# Activations whose derivative jumps at 0: a pre-activation within rounding of 0 is on either
+# side in a dtype's forward, and the whole gradient through that unit flips with it.
+KINKED = frozenset({"relu", "leaky_relu"})
+# How far rounding may move a pre-activation, relative to sum_k |w_k h_k| + |b|: the unit
+# roundoff of the hidden activations (fp16, bf16); fp32, the error of fp32 sums in any order
+# (eager's dots are fp32; tf32 dots, as the module's kernels run them, are not allowed for).
+ROUNDING = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32: 2.0**-20}
+
+
+def kink_rows(spec: MLPSpec, x, weights, biases) -> torch.Tensor | None:
+    """The rows whose input gradient depends on how the forward rounds (None if no layer's
+    activation is KINKED): where a kinked pre-activation z of the fp32 reference has another
+    sign than in the same forward with each layer's output rounded to the dtype, or lies within
+    u * (sum_k |w_k h_k| + |b|) of 0 there, u from ROUNDING: an input of its dot one ulp off
+    (a hidden activation rounded the other way after a sum in another order) moves z that far."""
+    acts = [spec.act] * (len(weights) - 1) + [spec.out_act]
+    if not KINKED.intersection(acts):
+        return None
+    dtype, linear = x.dtype, torch.nn.functional.linear
+    rows = torch.zeros(x.shape[0], dtype=torch.bool, device=x.device)
+    exact = rounded = x.float()
+    for i, w in enumerate(weights):
+        w32, b32 = w.float(), None if biases is None else biases[i].float()
+        z = linear(exact, w32, b32)
+        zr = linear(rounded, w32, b32).to(dtype).float()
+        if acts[i] in KINKED:
+            size = linear(rounded.abs(), w32.abs(), None if b32 is None else b32.abs())
+            rows |= ((z > 0) != (zr > 0)).any(1) | (zr.abs() <= ROUNDING[dtype] * size).any(1)
+        fn = ACTIVATIONS[acts[i]].torch_fn
+        exact, rounded = fn(z), fn(zr).to(dtype).float()
+    return rows
+
+
+@dataclass(frozen=True)
+class StepCheck(Check):
+    """check_step's verdict: the worst of the output's and the gradients' checks (where, got
+    and want are that tensor's), and each one's err by name."""
+
+    errs: dict[str, float] = field(default_factory=dict)
+
+
+def check_step(
+    got: Sequence[torch.Tensor],
+    want: Sequence[torch.Tensor],
+    spec: MLPSpec,
+    skip_rows: torch.Tensor | None = None,
+) -> Check:
+    """Every tensor of a step against the fp32 step's, element-wise within verify's tolerance
+    for the dtype: the output as verify.check does; each gradient within twice that tolerance,
+    both parts relative to the largest |element| s of the reference's gradient, i.e.
+    |got - want| <= 2 * (atol * s + rtol * |want|). Relative to s because a gradient is a sum
+    over rows (dW, db) or units (dx) of products rounded to the dtype, so its error scales with
+    the tensor's magnitude rather than each element's (an element that sums to nearly zero
+    keeps the error of its large terms), and gradients come at any scale (the loss is a mean
+    over M*N elements); twice because the backward rounds its own intermediates (dL/dh of each
+    layer) in the dtype on top of the forward's. skip_rows (kink_rows): dx rows not checked."""
+    with torch.no_grad():
+        return _check_step(got, want, spec, skip_rows)
+
+
+def _check_step(got, want, spec: MLPSpec, skip_rows) -> Check:
+    names = result_names(spec)
+    if len(got) != len(names) or len(want) != len(names):
+        return StepCheck(False, math.inf, reason=f"{len(got)} results, expected {len(names)}")
+    worst, errs = None, {}
+    for name, g, w in zip(names, got, want):
+        if name == "y":
+            result = check(g, w, spec.dtype)
+        else:
+            s = float(w.abs().max()) if w.numel() else 1.0
+            s = s if s > 0 else 1.0
+            g, w = g.float() / s, w.float() / s
+            if name == "dx" and skip_rows is not None and g.shape == w.shape:
+                keep = (~skip_rows).unsqueeze(1)  # kink_rows: either value is right there
+                g, w = g * keep, w * keep
+            result = check(g, w, spec.dtype, GRAD_TOLERANCE)
+            if not result.ok:
+                reason = f"{result.reason}, over the largest |{name}| of {s:.3g}"
+                result = replace(result, reason=reason)
+        errs[name] = result.err
+        if worst is None or result.err > worst[1].err:
+            worst = (name, result)
+    name, w = worst  # failing where any tensor fails: the worst fails then
+    reason = f"{name}: {w.reason}" if not w.ok else ""
+    return StepCheck(w.ok, w.err, w.where, w.got, w.want, reason, errs)
+
+
+class TrainModels(Models):
+    """bench.Models for a training step: the same contenders, each running `step`."""
+
+    time_wrong = False  # a wrong gradient is not timed
+
+    def __init__(self, spec: MLPSpec, mod, weights, biases):
+        super().__init__(spec, mod, weights, biases)
+        self.fused.train()
+        self.seq_loss, self.fused_loss = LossOf(self.seq), LossOf(self.fused)
+        w32 = [w.float() for w in weights]
+        b32 = None if biases is None else [b.float() for b in biases]
+        self.reference = LossOf(build_sequential(spec, w32, b32))
+        self.unchecked: dict[int, int] = {}  # batch: dx rows not checked (kink_rows)
+
+    def scale(self, m: int, device) -> torch.Tensor | None:
+        s = loss_scale(self.spec, m)
+        return None if s == 1 else torch.tensor(s, dtype=torch.float32, device=device)
+
+    def compiled_for(self, mode: str) -> Callable:
+        """One torch.compile per mode of the forward and the loss, on its own copy of the
+        model (dynamic=False: each batch size is compiled on its first call)."""
+        if mode not in self.compiled:
+            allow_many_recompiles()
+            self.compiled[mode] = torch.compile(
+                LossOf(copy.deepcopy(self.seq)),
+                mode=None if mode == "default" else mode,
+                dynamic=False,
+            )
+        return self.compiled[mode]
+
+    def prepare(self, contender: Contender, x: torch.Tensor, sync: Callable) -> Prepared:
+        x = x.detach().requires_grad_()
+        scale = self.scale(x.shape[0], x.device)
+        if contender.compile_mode:
+            model = self.compiled_for(contender.compile_mode)
+            run = partial(step, model, tuple(model.parameters()), x, scale)
+            t0 = time.perf_counter()
+            run()  # compiles for this shape
+            run()  # max-autotune: records its CUDA graphs
+            sync()
+            # clone: max-autotune's CUDA graphs reuse their output buffers on the next step
+            return Prepared(
+                call=run, output=lambda: clone(run()), compile_s=time.perf_counter() - t0
+            )
+        model = self.fused_loss if contender.name.startswith("mlpgen") else self.seq_loss
+        run = partial(step, model, tuple(model.parameters()), x, scale)
+        if contender.graph:
+            return capture(run)
+        return Prepared(call=run, output=run)
+
+    def expected(self, x: torch.Tensor) -> tuple[tuple[torch.Tensor, ...], torch.Tensor | None]:
+        """The step in fp32 through nn.Sequential, with the same loss scale, and the rows whose
+        dx is not checked (kink_rows; their count goes to the settings)."""
+        x32 = x.detach().float().requires_grad_()
+        scale = self.scale(x.shape[0], x.device)
+        ref = self.reference
+        results = tuple(t.detach() for t in step(ref, tuple(ref.parameters()), x32, scale))
+        with torch.no_grad():
+            skip = kink_rows(self.spec, x.detach(), self.weights, self.biases)
+        if skip is not None:
+            self.unchecked[x.shape[0]] = int(skip.sum())
+        return results, skip
+
+    def verdict(self, output, expected) -> Check:
+        results, skip = expected
+        return check_step(output, results, self.spec, skip)
+
+    def settings(self, batches: Sequence[int]) -> dict:
+        """What a --train run records in its settings, beside bench's."""
+        out = {
+            "grad": f"a training step per call: forward, loss {LOSS}, torch.autograd.grad of "
+            "the loss in x (requires grad) and every weight and bias (fresh tensors, nothing "
+            "accumulates in .grad); graph contenders capture the whole step",
+            "check": "before timing, the output (verify.check) and every gradient (twice verify's "
+            "tolerance, relative to the reference gradient's largest element) against the same "
+            "step in fp32 through nn.Sequential; a WRONG contender is not timed. relu and "
+            "leaky_relu: dx is not checked in rows where a pre-activation's side of 0 depends "
+            "on rounding (dx_rows_unchecked)",
+            "compile": "one torch.compile per mode of the forward and the loss, dynamic=False "
+            "(AOTAutograd compiles the backward): each batch size is compiled on its first "
+            "call; compile_s is that time and is not in the timings",
+            "loss": LOSS,
+        }
+        if self.unchecked:
+            out["dx_rows_unchecked"] = {str(b): n for b, n in sorted(self.unchecked.items())}
+        if self.spec.dtype == "fp16":
+            out["loss_scale"] = {str(b): loss_scale(self.spec, b) for b in batches}
+        return out
