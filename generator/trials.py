@@ -210,7 +210,7 @@ def ablation(
     the command writes the per-bucket table (for the command's text).
     Returns a table for benchmarks/render.py ({title, command, header, rows, note}), and under
     "cells" the tuner's search per (log, bucket): the held-out replay table, in the same form."""
-    table, cells = [], []
+    table, per_bucket = [], []
     every: dict[str, list] = {"random": [], "tpe": []}
     for name, path in [(log_name(p), p) for p in logs] + [("all", None)]:
         for sampler in ("random", "tpe"):
@@ -232,7 +232,9 @@ def ablation(
             if sampler == "tpe" and path is not None:
                 for b in buckets:
                     mine = [r for r in rows if r["bucket"] == b]
-                    cells.append([name, b, mine[0]["space"], mine[0]["measured"], *summary(mine)])
+                    per_bucket.append(
+                        [name, b, mine[0]["space"], mine[0]["measured"], *summary(mine)]
+                    )
             table.append(
                 [
                     name,
@@ -277,7 +279,7 @@ def ablation(
             "worst",
             "share",
         ],
-        "rows": cells,
+        "rows": per_bucket,
         "note": how,
     }
     return {
