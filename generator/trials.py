@@ -264,7 +264,9 @@ def ablation(
         "live tune does. Excess: the searched winner's score over the log's best, both the "
         "tuner's one score on the log's own numbers. The search's seeds are the heuristic "
         "default, the torch path and the best configs of the neighbouring buckets of the same "
-        "search; nothing of it was fitted to these logs."
+        "search, none drawn from a log; the climb's settings (tune.POLISH_SHARE, POLISH_BAND) "
+        "were chosen on the headline log's replay, so the narrow and wide logs are the "
+        "held-out ones."
     )
     held_out = {
         "title": "Held-out replay: the tuner's search per spec and bucket",
