@@ -229,18 +229,24 @@ def method(gpus: list[Gpu]) -> list[str]:
 
 
 def tune_table(runs: list[dict]) -> list[str]:
-    """Tune times from `mlpgen ... --json` summaries."""
-    header = ["module", "buckets", "measured", "compile s", "search s", "total s"]
+    """Tune times from `mlpgen ... --json` summaries: a retune's, or a generating run's (its
+    tune under "tuned"), such as benchmarks/record_search.sh's cold tunes (their wall time
+    from an empty triton cache)."""
+    header = ["module", "buckets", "measured", "compiled", "compile s", "search s", "total s"]
+    header.append("wall s")
     rows, commands = [], []
     for d in runs:
+        t = d.get("tuned", d)
         rows.append(
             [
-                f"`{Path(d['module']).stem}`",
-                str(len(d.get("buckets", {}))),
-                str(d.get("measured", "-")),
-                fmt_us(d.get("compile_seconds")),
-                fmt_us(d.get("seconds")),
-                fmt_us(d.get("total_seconds")),
+                f"`{Path(d['module']).stem}`" + (" (cold)" if d.get("cold") else ""),
+                str(len(t.get("buckets", {}))),
+                str(t.get("measured", "-")),
+                str(t.get("compiled", "-")),
+                fmt_us(t.get("compile_seconds")),
+                fmt_us(t.get("seconds")),
+                fmt_us(t.get("total_seconds")),
+                fmt_us(d.get("wall_seconds")),
             ]
         )
         command = d.get("command") or f"mlpgen retune {d['module']} --json"

@@ -430,7 +430,10 @@ def add_tune_options(p: argparse.ArgumentParser) -> None:
         help=f"batch-size buckets to tune, 1..{MAX_BATCH} (default: %(default)s)",
     )
     p.add_argument(
-        "--trials", type=integer(1, MAX_TRIALS), default=40, help="Optuna trials per bucket"
+        "--trials",
+        type=integer(1, MAX_TRIALS),
+        default=None,
+        help="candidates measured per bucket (default: a quarter of each bucket's space, 12 to 48)",
     )
     p.add_argument(
         "--timeout", type=seconds, default=None, help="stop searching after this many seconds"
@@ -655,8 +658,10 @@ def _provenance_summary(prov: dict, buckets) -> str:
     if not isinstance(prov, dict):
         return ""
     search = "exhaustive" if prov.get("exhaustive") else ""
-    if not search and "trials" in prov:
+    if not search and prov.get("trials") is not None:
         search = f"trials {prov['trials']}"
+    elif not search and "trials" in prov:
+        search = "trials: a quarter of each bucket's space"
     tuned = prov.get("buckets")
     if isinstance(tuned, list) and tuned and set(tuned) != set(buckets):
         search += f" at {','.join(map(str, tuned))} (other buckets: earlier tunes)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import optuna
@@ -103,11 +104,6 @@ def recorded_measure(log: dict, key: str):
     return measure, covered
 
 
-def budget(space: int, trials: int | None, share: float | None) -> int:
-    """A bucket's budget: `trials`, or `share` of its space (at least 1)."""
-    return trials if share is None else max(1, int(share * space))
-
-
 def replay(
     log_path: Path,
     trials: int | None = None,
@@ -116,32 +112,51 @@ def replay(
     share: float | None = None,
     sampler: str = "tpe",
     min_space: int = 0,
+    default_budget: bool = False,
 ) -> list[dict]:
     """Per GPU, bucket and seed: the winner of a search replayed on the log's measurements
-    (a budget of `trials`, or of `share` of each bucket's space; `sampler`: TuneOptions.sampler),
-    against the log's best by the tuner's rules. A log that is not exhaustive is a smaller space:
-    the configs it measured; buckets with fewer than `min_space` are left out."""
+    against the log's best by the tuner's rules. One search per GPU and seed tunes all the
+    chosen buckets together, as a live tune does (round-robin, each bucket seeded with its
+    neighbours' best so far), through the tuner's own `search`. The budget: `trials` per
+    bucket, or `share` of each bucket's space (at least 1), or with `default_budget` the
+    tuner's default rule (tune.budget: a share within a floor and a cap); `sampler`:
+    TuneOptions.sampler. A log that is not exhaustive is a smaller space: the configs it
+    measured; buckets with fewer than `min_space` are left out."""
     log = json.loads(Path(log_path).read_text())
     spec = MLPSpec.from_dict(log["spec"])
     rows = []
     for key, gpu in sorted(log["gpus"].items()):
-        chosen = sorted(int(b) for b in gpu["buckets"] if not buckets or int(b) in buckets)
         measure, covered = recorded_measure(log, key)
-        for b in chosen:
+        judged = {}
+        for b in sorted(int(b) for b in gpu["buckets"] if not buckets or int(b) in buckets):
             best, score = judge(gpu["buckets"][str(b)])
-            if best is None or len(covered.get(b, ())) < min_space:
-                continue
-            n = budget(len(covered.get(b, ())), trials, share)
-            for seed in range(seeds):
-                options = TuneOptions(buckets=(b,), trials=n, seed=seed, recheck=0, sampler=sampler)
-                # over the space the log measured (today's may have grown since); what fitted
-                # in the GPU's shared memory is in its measurements, so no limit of ours prunes
-                results = search(
-                    Job(spec, key, options, recorded=covered, max_shared=1 << 30, clusters=True),
-                    [measure],
-                    optuna.storages.InMemoryStorage(),
-                    Progress(0, enabled=False, quiet=True),
-                )
+            if best is not None and len(covered.get(b, ())) >= min_space:
+                judged[b] = best, score
+        if not judged:
+            continue
+        # recheck=0, share=False: judged is the search's own winner, by the one score
+        options = TuneOptions(
+            buckets=tuple(judged), trials=trials, recheck=0, share=False, sampler=sampler
+        )
+        if not default_budget:
+            options = replace(options, budget_share=share or 0.0, budget_range=(1, None))
+        for seed in range(seeds):
+            # over the space the log measured (today's may have grown since); what fitted
+            # in the GPU's shared memory is in its measurements, so no limit of ours prunes
+            results = search(
+                Job(
+                    spec,
+                    key,
+                    replace(options, seed=seed),
+                    recorded=covered,
+                    max_shared=1 << 30,
+                    clusters=True,
+                ),
+                [measure],
+                optuna.storages.InMemoryStorage(),
+                Progress(0, enabled=False, quiet=True),
+            )
+            for b, (best, score) in judged.items():
                 r = results[b]
                 win = r.winner
                 rows.append(
@@ -155,6 +170,7 @@ def replay(
                         "ratio": win and round(score(win[0]) / score(best[0]), 4),
                     }
                 )
+    rows.sort(key=lambda r: (r["gpu"], r["bucket"], r["seed"]))
     return rows
 
 
@@ -163,48 +179,114 @@ def within(rows: list[dict], tolerance: float = 0.03) -> float:
     return sum(r["ratio"] is not None and r["ratio"] <= 1 + tolerance for r in rows) / len(rows)
 
 
-MIN_SPACE = 40  # a quarter of a smaller space is little more than the first candidates
+def summary(rows: list[dict]) -> list:
+    """[within 3%, mean excess, worst excess, share of the spaces measured] of replayed rows."""
+    excess = [100 * (r["ratio"] - 1) for r in rows if r["ratio"] is not None]
+    return [
+        f"{100 * within(rows):.0f}%",
+        f"{sum(excess) / len(excess):+.2f}%",
+        f"{max(excess):+.1f}%",
+        f"{sum(r['measured'] for r in rows) / sum(r['space'] for r in rows):.0%}",
+    ]
 
 
-def ablation(logs, seeds: int = 10, share: float = 0.25, min_space: int = MIN_SPACE) -> dict:
+def log_name(path) -> str:
+    return f"{Path(path).parent.name}/{Path(path).name.removesuffix('.trials.json')}"
+
+
+def ablation(
+    logs,
+    seeds: int = 10,
+    share: float = 0.25,
+    min_space: int = 0,
+    default_budget: bool = False,
+    cells: str | None = None,
+) -> dict:
     """Random sampling against the tuner's search (local steps and TPE), replayed on each log
     with the same budget (`share` of each bucket's space) and seeds: per log and sampler, the
     share of (bucket, seed) searches within 3% of the best and the mean and worst excess, over
-    the buckets whose recorded space holds at least `min_space` configs.
-    Returns a table for benchmarks/render.py ({title, command, header, rows, note})."""
-    table = []
+    the buckets whose recorded space holds at least `min_space` configs. `default_budget`: the
+    budget is the live tuner's default rule (tune.budget) instead of `share`; `cells`: where
+    the command writes the per-bucket table (for the command's text).
+    Returns a table for benchmarks/render.py ({title, command, header, rows, note}), and under
+    "cells" the tuner's search per (log, bucket): the held-out replay table, in the same form."""
+    table, per_bucket = [], []
     every: dict[str, list] = {"random": [], "tpe": []}
-    named = [
-        (f"{Path(p).parent.name}/{Path(p).name.removesuffix('.trials.json')}", p) for p in logs
-    ]
-    for name, path in named + [("all", None)]:
+    for name, path in [(log_name(p), p) for p in logs] + [("all", None)]:
         for sampler in ("random", "tpe"):
             if path is None:
                 rows = every[sampler]
             else:
                 rows = replay(
-                    Path(path), seeds=seeds, share=share, sampler=sampler, min_space=min_space
+                    Path(path),
+                    seeds=seeds,
+                    share=share,
+                    sampler=sampler,
+                    min_space=min_space,
+                    default_budget=default_budget,
                 )
                 every[sampler] += [dict(r, log=name) for r in rows]
             if not rows:
                 continue
-            excess = [100 * (r["ratio"] - 1) for r in rows if r["ratio"] is not None]
+            buckets = sorted({r["bucket"] for r in rows})
+            if sampler == "tpe" and path is not None:
+                for b in buckets:
+                    mine = [r for r in rows if r["bucket"] == b]
+                    per_bucket.append(
+                        [name, b, mine[0]["space"], mine[0]["measured"], *summary(mine)]
+                    )
             table.append(
                 [
                     name,
                     "local+tpe" if sampler == "tpe" else sampler,
                     len({(r.get("log"), r["bucket"]) for r in rows}),
                     len(rows),
-                    f"{100 * within(rows):.0f}%",
-                    f"{sum(excess) / len(excess):+.2f}%",
-                    f"{max(excess):+.1f}%",
-                    f"{sum(r['measured'] for r in rows) / sum(r['space'] for r in rows):.0%}",
+                    *summary(rows),
                 ]
             )
+    command = (
+        f"python -m mlpgen.trials ablation {' '.join(str(p) for p in logs)} "
+        f"--seeds {seeds} "
+        + ("--default-budget" if default_budget else f"--share {share}")
+        + " --json"
+        + (f" --cells {cells}" if cells else "")
+    )
+    how = (
+        "Each search is replayed on a trial log's recorded H200 measurements (the log answers "
+        "what the search proposes) with a budget of "
+        + (
+            "the tuner's default (a quarter of each bucket's space, 12 to 48)"
+            if default_budget
+            else f"{share:.0%} of each bucket's space (the configs the log measured)"
+        )
+        + f", sampler seeds "
+        f"0-{seeds - 1}; one search tunes a log's buckets together, in the tuner's order, as a "
+        "live tune does. Excess: the searched winner's score over the log's best, both the "
+        "tuner's one score on the log's own numbers. The search's seeds are the heuristic "
+        "default, the torch path and the best configs of the neighbouring buckets of the same "
+        "search, none drawn from a log; the climb's settings (tune.POLISH_SHARE, POLISH_BAND) "
+        "were chosen on the headline log's replay, so the narrow and wide logs are the "
+        "held-out ones."
+    )
+    held_out = {
+        "title": "Held-out replay: the tuner's search per spec and bucket",
+        "command": command,
+        "header": [
+            "log",
+            "bucket",
+            "space",
+            "measured",
+            "within 3%",
+            "mean excess",
+            "worst",
+            "share",
+        ],
+        "rows": per_bucket,
+        "note": how,
+    }
     return {
         "title": "Search against random sampling, replayed on recorded measurements",
-        "command": f"python -m mlpgen.trials ablation {' '.join(str(p) for p in logs)} "
-        f"--seeds {seeds} --share {share} --json",
+        "command": command,
         "header": [
             "log",
             "sampler",
@@ -216,12 +298,8 @@ def ablation(logs, seeds: int = 10, share: float = 0.25, min_space: int = MIN_SP
             "measured",
         ],
         "rows": table,
-        "note": "Each search is replayed on a trial log's recorded H200 measurements with a "
-        f"budget of {share:.0%} of each bucket's space (the configs the log measured), sampler "
-        f"seeds 0-{seeds - 1}, over the buckets of at least {min_space} recorded configs; "
-        "excess: the searched winner's score over the log's best, both by the tuner's rules "
-        "on the log's own numbers. Logs of budgeted tunes are smaller spaces (the configs "
-        "they measured); the exhaustive log is the one the search was not developed on.",
+        "note": how + " Random: uniform proposals after the same first candidates.",
+        "cells": held_out,
     }
 
 
@@ -251,13 +329,22 @@ def main(argv=None) -> int:
     a.add_argument("logs", nargs="+")
     a.add_argument("--share", type=float, default=0.25, help="budget: share of each space")
     a.add_argument("--json", action="store_true", help="the table as JSON (benchmarks/render)")
+    a.add_argument("--cells", default=None, help="write the per-bucket table (JSON) here too")
+    a.add_argument(
+        "--default-budget", action="store_true", help="the tuner's default budget, not --share"
+    )
     for q in (c, r):
         q.add_argument("--buckets", default=None, help="e.g. 64,16384 (default: all)")
     for q in (r, a):
         q.add_argument("--seeds", type=int, default=10, help="sampler seeds 0..N-1")
     args = p.parse_args(argv)
     if args.command == "ablation":
-        table = ablation(args.logs, args.seeds, args.share)
+        table = ablation(
+            args.logs, args.seeds, args.share, default_budget=args.default_budget, cells=args.cells
+        )
+        cells = table.pop("cells")
+        if args.cells:
+            Path(args.cells).write_text(json.dumps(cells, indent=1) + "\n")
         if args.json:
             print(json.dumps(table, indent=1))
         else:

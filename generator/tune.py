@@ -11,16 +11,21 @@ kernel or another space are never mixed in.
   winner. After the search the best RECHECK_TOP candidates and the torch path are measured
   again, RECHECK_ROUNDS rounds interleaved; medians decide, and a kernel wins only where it
   beats the torch path by more than the noise (the spread of those samples, at least NOISE).
-- Brute force (every candidate enqueued) when the feasible space fits the budget, or with
-  `exhaustive`. Either way the heuristic default, this GPU's previous winners and the torch
-  path are measured first: no seed is fitted to a GPU's measurements.
+- A bucket's budget is a quarter of its candidates, at least 12 and at most 48 (`budget`;
+  `--trials` sets it). Brute force (every candidate enqueued) when the feasible space fits the
+  budget, or with `exhaustive`. Either way the heuristic default, this GPU's previous winners
+  and the torch path are measured first: no seed is fitted to a GPU's measurements.
 - Otherwise each step enqueues the most promising untried candidate it can name -- the best
   config of a neighbouring bucket, then (for a bucket's first LOCAL_STEPS measurements) a
   neighbour of this bucket's best, one field one step away -- and leaves the rest to a seeded
   TPE sampler over ordinal parameters. Small budgets profit from the local steps (tile-size
   landscapes are smooth near the default), larger ones from TPE's global view. A budget's last
-  POLISH_STEPS measurements go to untried neighbours of the bucket's winner so far (and of its
-  fastest config in GPU time), so that the search ends on a local optimum.
+  POLISH_SHARE (at least POLISH_STEPS) measurements climb: untried neighbours of the best
+  config of each strategy within POLISH_BAND of the best score, in turn, so that the search
+  ends on a local optimum, and not only on the leading strategy's.
+- Bucket order matters: the buckets are searched together in ascending order, round-robin,
+  and each step first measures the best config so far of the neighbouring buckets of the same
+  search (below and above); with one bucket alone (or far-apart buckets) that seed is weaker.
 - A failed, hung or wrong candidate is a pruned trial with its verdict and reason in the
   trial's user attributes; it never aborts the study and is never selected. A config proposed
   again gets its recorded score back (a completed trial), so the sampler learns it again
@@ -33,7 +38,10 @@ kernel or another space are never mixed in.
   holds its claim; the first process with nothing left to measure claims the decision, waits
   for the measurements in flight, decides every bucket and writes the module, once.
 - Kernels are compiled only when the search is about to measure them (`measure.prefetch`, a
-  pool of compiling processes ahead of the GPU); `bucket_timeout` caps a bucket's measuring.
+  pool of compiling processes ahead of the GPU): each bucket keeps `lookahead` trials asked
+  ahead (TPE's constant liar fills in for their results), so that several compile at once;
+  `bucket_timeout` caps a bucket's measuring. The search's measurements time on a quick budget
+  (measure.QUICK); what the winners rest on (re-measurement, PDL, kernel sharing) in full.
 
 The search takes `measure(bucket, config) -> Measurement` as an argument: tests drive it with a
 synthetic landscape, `tune_module` with worker processes on the GPUs.
@@ -97,9 +105,21 @@ GRAPH_TIE = 0.05
 PDL_TOP = 4
 PDL_GAIN = 0.03
 LOCAL_STEPS = 6  # a bucket's first measurements (firsts included) search the best one's neighbours
-# a budget's last measurements search the winner's neighbours, so the search ends on a local
-# optimum rather than beside one
+# A budget's last measurements (POLISH_SHARE of it, at least POLISH_STEPS) climb from the best
+# configs so far, so that the search ends on a local optimum rather than beside one: from the
+# best of each strategy within POLISH_BAND of the best score, in turn (the landscape is smooth
+# within a strategy, not across strategies, so a runner-up strategy's best may be a step away
+# from the optimum while the leader's neighbourhood holds nothing better).
 POLISH_STEPS = 4
+POLISH_SHARE = 0.4
+POLISH_BAND = 0.15
+
+
+def polish_steps(target: int) -> int:
+    return max(POLISH_STEPS, round(POLISH_SHARE * target))
+
+
+LOOKAHEAD_TRIALS = 12
 MAX_SKIPS = 20  # trials in a row that measure nothing before a random candidate is enqueued
 
 
@@ -108,7 +128,11 @@ class TuneOptions:
     """The tuning budget and where the studies live (the CLI's tune options)."""
 
     buckets: tuple[int, ...] = DEFAULT_BUCKETS
-    trials: int = 40  # candidates measured per bucket (the whole space when it is smaller)
+    # candidates measured per bucket (the whole space when it is smaller); None: `budget`,
+    # budget_share of the bucket's space within budget_range (its upper end None: no cap)
+    trials: int | None = None
+    budget_share: float = 0.25
+    budget_range: tuple[int, int | None] = (12, 48)
     timeout: float | None = None  # seconds for the whole search
     storage: str | None = None  # database URL or journal file; default: journal beside module
     workers: int = 1  # one per visible GPU
@@ -116,6 +140,9 @@ class TuneOptions:
     exhaustive: bool = False  # measure every feasible candidate, ignoring `trials`
     candidate_timeout: float = 30.0  # seconds one candidate may take in its worker
     bucket_timeout: float | None = None  # seconds of measuring one bucket may take (per process)
+    # trials of a bucket asked ahead of its measurements (Driver.ahead): their kernels compile
+    # at once, in parallel; more are proposed on less knowledge
+    lookahead: int = 3
     recheck: int = RECHECK_ROUNDS  # rounds of re-measuring the best few (0: decide on one each)
     share: bool = True  # neighbouring buckets ship one kernel where it ties (share_kernels)
     # "tpe": local steps and TPE (the tuner); "random": uniform random proposals, no local
@@ -406,6 +433,19 @@ def previous_winners(previous: dict, bucket: int) -> list[KernelConfig]:
     return out
 
 
+def budget(space: int, options: TuneOptions) -> int:
+    """Candidates to measure in a space of `space` configs: `options.trials` where given, else
+    the default budget: a quarter of the space (the share the search is judged at, in
+    mlpgen.trials), at least 12 (a small space is then mostly or wholly measured) and at most
+    48 (the largest spaces, several hundred configs, have their optimum in a few smooth
+    neighbourhoods that the local steps reach without a quarter of them)."""
+    if options.trials is not None:
+        return options.trials
+    least, most = options.budget_range
+    want = max(least, int(options.budget_share * space))
+    return want if most is None else min(most, want)
+
+
 def plan(job: Job) -> list[Bucket]:
     """Each bucket's space, budget and first candidates: the heuristic default, this GPU's
     previous winners (call and CUDA graph) and the torch path. Nothing else is seeded: the
@@ -416,7 +456,8 @@ def plan(job: Job) -> list[Bucket]:
         if job.recorded is not None:
             space = space.within(job.recorded.get(b, ()))
         n = len(space.candidates)
-        brute = job.options.exhaustive or n <= job.options.trials
+        want = budget(n, job.options)
+        brute = job.options.exhaustive or n <= want
         previous = previous_winners(job.previous, b)
         unlinked = [replace(c, pdl=False) for c in previous]  # as the space holds them: PDL off
         first = (
@@ -426,7 +467,7 @@ def plan(job: Job) -> list[Bucket]:
         )
         first = list(dict.fromkeys(c for c in first if c is not None and c in space))
         linked = tuple(u for c, u in zip(previous, unlinked) if c.pdl and u in space)
-        target = n if brute else job.options.trials
+        target = n if brute else want
         out.append(
             Bucket(job.spec, job.key, space, target, brute, first, linked, job.options.sampler)
         )
@@ -576,6 +617,7 @@ class Shared:
     progress: Progress
     claims: Claims
     bucket_timeout: float | None = None
+    lookahead: int = 1  # trials asked ahead per bucket (TuneOptions.lookahead)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -589,9 +631,11 @@ class Driver:
             for i, b in enumerate(buckets)
         }
         self.rng = random.Random(shared.seed * 7 + index)
+        self.turns: dict[str, int] = {}  # study name -> polish steps taken (polish's turn)
         self.best: dict[str, tuple[float, KernelConfig]] = {}  # study name -> best so far
         self.spent: dict[str, float] = {}  # study name -> seconds this driver measured it
-        self.pending: dict[str, optuna.trial.Trial] = {}  # study name -> trial asked ahead
+        # study name -> trials asked ahead, oldest first (at most shared.lookahead)
+        self.pending: dict[str, list[optuna.trial.Trial]] = {}
         for b in buckets:
             known, _ = snapshot(self.studies[b.name], b.encoding)
             for config, k in known.items():
@@ -621,7 +665,7 @@ class Driver:
             if c in left:
                 return c
         measured = sum(1 for c in known if c in bucket.space)
-        if left and measured >= bucket.target - POLISH_STEPS:
+        if left and measured >= bucket.target - polish_steps(bucket.target):
             return self.polish(bucket, known, left)
         if not left or measured >= LOCAL_STEPS:
             return None
@@ -633,15 +677,26 @@ class Driver:
         return self.rng.choice(near) if near else None
 
     def polish(self, bucket: Bucket, known, left: set) -> KernelConfig | None:
-        """An untried neighbour of the bucket's winner so far (pick_winner: what its cell would
-        get), else of its config of least GPU time (a CUDA-graph winner's rule), or None."""
+        """An untried neighbour of one of the bucket's local optima so far: the best config
+        of each strategy within POLISH_BAND of the best score, taken in turn (the best first),
+        so that a strategy whose best so far is a step away from the optimum is climbed too;
+        each step re-centres on the best. None once their neighbourhoods are measured."""
         pairs = [(c, k.measurement) for c, k in known.items() if c in bucket.space]
-        fastest = min((p for p in pairs if p[1].ok), key=lambda p: p[1].us, default=None)
-        for center in (pick_winner(pairs), fastest):
-            if center is not None:
-                near = [c for c in bucket.encoding.neighbours(center[0]) if c in left]
-                if near:
-                    return self.rng.choice(near)
+        ok = sorted((p for p in pairs if p[1].ok), key=lambda p: (p[1].score, p[1].us))
+        if not ok:
+            return None
+        tops = {}
+        for c, m in ok:
+            if m.score <= ok[0][1].score * (1 + POLISH_BAND):
+                tops.setdefault(c.strategy, c)
+        centres = list(tops.values())
+        turn = self.turns.get(bucket.name, 0)
+        self.turns[bucket.name] = turn + 1
+        for i in range(len(centres)):
+            centre = centres[(turn + i) % len(centres)]
+            near = [c for c in bucket.encoding.neighbours(centre) if c in left]
+            if near:
+                return self.rng.choice(near)
         return None
 
     def remaining(self, bucket: Bucket, known, busy) -> list[KernelConfig]:
@@ -661,15 +716,30 @@ class Driver:
         if ahead is not None:
             ahead([c for c in configs if c.has_kernel])
 
+    def asked(self, bucket: Bucket) -> set[KernelConfig]:
+        """The configs of the bucket's trials asked ahead."""
+        return {bucket.encoding.suggest(t) for t in self.pending.get(bucket.name, ())}
+
     def ahead(self, bucket: Bucket) -> None:
-        """Ask the bucket's next trial now, right after its last measurement, and hand its
-        config to the compiler: it is measured when the bucket's turn comes round again (after
-        the other buckets'), by which time its kernel is compiled. Proposals that measure
-        nothing (repeats, infeasible configs) are answered at once, up to MAX_SKIPS."""
+        """Ask the bucket's next trials now, right after its last measurement, up to
+        `lookahead` of them, and hand their configs to the compiler: they are measured when
+        the bucket's turns come round again, by which time their kernels are compiled (with
+        one trial ahead a bucket's every measurement would wait for one compile; with several
+        the compiling processes work on several at once). The sampler proposes them without
+        their results (TPE's constant liar), the local steps from the best measured so far.
+        Proposals that measure nothing (repeats, infeasible configs, a config already asked)
+        are answered at once, up to MAX_SKIPS."""
         study = self.studies[bucket.name]
+        queue = self.pending.setdefault(bucket.name, [])
+        # a trial asked k ahead is proposed without k - 1 results: a budget affords that in
+        # proportion to its size (one ahead per LOOKAHEAD_TRIALS of it)
+        depth = max(1, min(self.shared.lookahead, bucket.target // LOOKAHEAD_TRIALS))
         for _ in range(MAX_SKIPS):
+            if len(queue) >= depth:
+                return
             known, waiting = snapshot(study, bucket.encoding)
-            busy = self.shared.claims.busy(bucket.name)
+            asked = self.asked(bucket)
+            busy = self.shared.claims.busy(bucket.name) | asked
             if self.finished(bucket, known, busy):
                 return
             if not waiting:
@@ -681,26 +751,31 @@ class Driver:
             with self.shared.lock:  # one ask at a time in this process (SQLite locks coarsely)
                 trial = study.ask()
             config = bucket.encoding.suggest(trial)  # kept by the trial: the objective's too
-            if config in bucket.space and config not in known:
+            if config in asked:  # measured by an earlier trial asked ahead: nothing to learn
+                study.tell(trial, state=TrialState.FAIL)
+            elif config in bucket.space and config not in known:
                 self.prefetch([config])
-                self.pending[bucket.name] = trial
-                return
-            self.trial(bucket, study, known, trial)  # a repeat or infeasible: no measurement
+                queue.append(trial)
+            else:
+                self.trial(bucket, study, known, trial)  # a repeat or infeasible: no measuring
 
     def drop_pending(self) -> None:
         """Trials asked ahead and never measured end as FAILed (the sampler ignores them)."""
-        for name, trial in self.pending.items():
-            self.studies[name].tell(trial, state=TrialState.FAIL)
+        for name, trials in self.pending.items():
+            for trial in trials:
+                self.studies[name].tell(trial, state=TrialState.FAIL)
         self.pending.clear()
 
     def step(self, bucket: Bucket) -> bool:
         """Measure one more candidate of this bucket; False once it needs nothing more."""
         study = self.studies[bucket.name]
         claims = self.shared.claims
-        ahead = self.pending.pop(bucket.name, None)
+        queue = self.pending.get(bucket.name, [])
+        ahead = queue.pop(0) if queue else None
         known, waiting = snapshot(study, bucket.encoding)
-        busy = claims.busy(bucket.name)
-        if ahead is None and not bucket.brute and not waiting:
+        busy = claims.busy(bucket.name) | self.asked(bucket)
+        done = self.finished(bucket, known, busy)  # then nothing more is compiled for it
+        if ahead is None and not bucket.brute and not waiting and not done:
             guess = self.guess(bucket, known, busy)
             if guess is not None:
                 enqueue(study, bucket.encoding, [guess], set(known))
@@ -718,8 +793,10 @@ class Driver:
                 left = self.remaining(bucket, known, busy)[:1]
                 enqueue(study, bucket.encoding, left, set(known))
             m = self.trial(bucket, study, known, ahead)
-            ahead = None
+            ahead = queue.pop(0) if queue else None  # a trial asked ahead before a fresh one
             if m is not None:
+                if ahead is not None:
+                    queue.insert(0, ahead)
                 self.ahead(bucket)
                 return True
         # the sampler keeps proposing decided or infeasible configs: measure a random one of
@@ -1048,7 +1125,7 @@ def search(
     claims = Claims(storage, f"{job.spec.name}|{job.key}", CLAIM_TTL)
     for i, b in enumerate(buckets):  # single-threaded: create the studies, enqueue the firsts
         enqueue(open_study(storage, b, opts.seed + i), b.encoding, b.order())
-    shared = Shared(storage, opts.seed, progress, claims, opts.bucket_timeout)
+    shared = Shared(storage, opts.seed, progress, claims, opts.bucket_timeout, opts.lookahead)
     drivers = [Driver(i, buckets, m, shared) for i, m in enumerate(measures)]
     for d in drivers[:1]:  # the firsts of every bucket (all of a brute-force one) compile first
         d.prefetch([c for b in buckets for c in b.order()])
@@ -1091,6 +1168,9 @@ def search(
             results[b.space.bucket] = collect(study, b)
         if not results.final:
             return results
+        for m in measures:  # what is decided on is timed on the full budget (measure.QUICK)
+            if getattr(m, "quick", False):
+                m.quick = False
         for b, study in zip(buckets, studies):
             r = results[b.space.bucket]
             if job.pdl and job.recorded is None:  # a replayed log has no PDL times
@@ -1276,6 +1356,8 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
         compiler = Compiler(
             spec, workdir, processes=max(1, (cpus or 2) - len(same)), device=devices[0]
         )
+        # the first candidates of every bucket compile while the native lane builds
+        compiler.prefetch([c for b in plan(job) for c in b.order()])
         measures = [
             WorkerMeasure(
                 spec,
@@ -1284,6 +1366,7 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
                 limit_s=opts.candidate_timeout,
                 seed=opts.seed,
                 compiler=compiler,
+                quick=True,
             )
             for d in same
         ]

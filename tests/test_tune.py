@@ -13,6 +13,7 @@ import json
 import math
 import multiprocessing
 import os
+import statistics
 import threading
 import time
 from types import SimpleNamespace
@@ -222,7 +223,7 @@ def test_a_30_percent_budget_stays_within_budget_and_gets_within_3_percent():
     rec = Recorder()
     buckets = (256, 1024, 4096, 16384)  # 35 candidates each: 9 trials are a 26% budget
     assert all(9 <= 0.3 * len(search_space(SPEC, b).candidates) for b in buckets)
-    results = search(job(buckets, trials=9), [rec], memory(), quiet())
+    results = search(job(buckets, trials=9, lookahead=3), [rec], memory(), quiet())
     for b, r in results.items():
         assert r.plan.sampler_name == "local+tpe" and r.measured == 9
         assert sum(1 for bb, _ in rec.calls if bb == b) == 9
@@ -241,27 +242,36 @@ def test_tpe_alone_respects_the_budget(monkeypatch):
     assert r.winner[1].ok and r.winner[1].score <= 1.5 * optimum(4096)[1].score
 
 
-def test_a_budgets_last_steps_measure_the_winners_neighbours(monkeypatch):
-    """With TPE alone in between (no local steps), each of a budget's last POLISH_STEPS
-    measurements is an untried config one field one step away from the winner so far
-    (pick_winner) or from the config of least GPU time so far, while there is one."""
+def test_a_budgets_last_steps_climb_from_the_best_of_each_leading_strategy(monkeypatch):
+    """With TPE alone in between (no local steps) and one trial asked at a time, each of a
+    budget's last polish_steps measurements is an untried config one field one step away from
+    the best config so far of a strategy within POLISH_BAND of the best score, while there is
+    one; the search ends on a local optimum."""
+    from mlpgen.tune import POLISH_BAND, polish_steps
+
     monkeypatch.setattr("mlpgen.tune.LOCAL_STEPS", 0)
     rec = Recorder()
-    b = 4096
-    results = search(job((b,), trials=14, seed=3), [rec], memory(), quiet())
-    assert results[b].measured == 14 == len(rec.calls)
+    b, n = 4096, 14
+    results = search(job((b,), trials=n, seed=3, lookahead=1), [rec], memory(), quiet())
+    assert results[b].measured == n == len(rec.calls) and polish_steps(n) > POLISH_STEPS
     encoding = Encoding(search_space(SPEC, b).domains())
     configs = [c for _, c in rec.calls]
     polished = 0
-    for i in range(14 - POLISH_STEPS, 14):
-        pairs = [(c, landscape(b, c)) for c in configs[:i]]
-        fastest = min((p for p in pairs if p[1].ok), key=lambda p: p[1].us)
-        near = encoding.neighbours(pick_winner(pairs)[0]) + encoding.neighbours(fastest[0])
+    for i in range(n - polish_steps(n), n):
+        ok = sorted(
+            ((c, landscape(b, c)) for c in configs[:i] if landscape(b, c).ok),
+            key=lambda p: (p[1].score, p[1].us),
+        )
+        centres = {}
+        for c, m in ok:
+            if m.score <= ok[0][1].score * (1 + POLISH_BAND):
+                centres.setdefault(c.strategy, c)
+        near = [x for c in centres.values() for x in encoding.neighbours(c)]
         untried = [c for c in near if c not in configs[:i]]
         if untried:
             assert configs[i] in untried, (i, configs[i])
             polished += 1
-    assert polished >= 1  # not vacuous: a polish step had an untried neighbour to take
+    assert polished >= 2  # not vacuous: polish steps had untried neighbours to take
     # the search ended on a local optimum: no neighbour of the winner left unmeasured
     winner = results[b].winner[0]
     assert winner == PERSIST_BEST and set(encoding.neighbours(winner)) <= set(configs)
@@ -1171,3 +1181,82 @@ def test_neighbouring_buckets_ship_one_kernel_where_it_ties():
     assert [t["state"] for t in results[64].trials] == ["share"]
     torch_cell = {16384: result(16384, TORCH, 30.0, 30.0), 65536: result(65536, d, 40.0, 80.0)}
     share_kernels(torch_cell, lambda *a: pytest.fail("nothing to share with the torch path"))
+
+
+def test_the_default_budget_is_a_quarter_of_the_space_within_a_floor_and_a_cap():
+    from mlpgen.tune import budget
+
+    default = TuneOptions()
+    assert default.trials is None
+    assert [budget(n, default) for n in (20, 99, 132, 334)] == [12, 24, 33, 48]
+    assert budget(334, TuneOptions(trials=7)) == 7  # an explicit budget is that budget
+    replayed = TuneOptions(budget_share=0.25, budget_range=(1, None))  # mlpgen.trials' replay
+    assert [budget(n, replayed) for n in (20, 99, 334)] == [5, 24, 83]
+    # plan: a space within the budget is measured whole, a larger one to its budget
+    for b in plan(job((1, 4096), trials=None)):
+        n = len(b.space.candidates)
+        assert b.target == (n if b.brute else budget(n, default)) and b.brute == (n <= 12)
+
+
+def leads(lookahead: int) -> list[int]:
+    """For each measured kernel the sampler asked for: how many measurements came between its
+    hand-over to the compiler and its own measurement."""
+    rec = Compiling()
+    results = search(job((64, 4096), trials=12, lookahead=lookahead), [rec], memory(), quiet())
+    assert all(r.measured <= 12 for r in results.values())
+    assert set(rec.compiled) <= {c for _, c in rec.calls}  # nothing compiled goes unmeasured
+    start = rec.events.index(next(e for e in rec.events if e[0] == "measure"))
+    out = []
+    for i, (what, config) in enumerate(rec.events):
+        if what == "measure" and ("prefetch", config) in rec.events[start:i]:
+            handed = rec.events.index(("prefetch", config), start)
+            out.append(sum(w == "measure" for w, _ in rec.events[handed:i]))
+    return out
+
+
+def test_several_trials_are_asked_ahead_and_every_one_is_measured(monkeypatch):
+    """With lookahead 3 each bucket keeps three trials asked ahead of its measurements: their
+    kernels reach the compiler several measurements before their own (so several compile at
+    once), and the search stays within its budget and compiles nothing it does not measure."""
+    monkeypatch.setattr("mlpgen.tune.LOOKAHEAD_TRIALS", 4)  # a budget of 12 affords 3
+    one, three = leads(1), leads(3)
+    assert statistics.median(three) >= statistics.median(one) + 2
+
+
+class Quick(Recorder):
+    """A measure with measure.WorkerMeasure's `quick` switch: records it with every call."""
+
+    quick = True
+
+    def __call__(self, bucket, config):
+        self.modes = getattr(self, "modes", []) + [self.quick]
+        return super().__call__(bucket, config)
+
+
+def test_the_search_times_quickly_and_what_decides_is_timed_in_full():
+    """The search's own measurements run on the quick budget; the re-measurements of the best
+    few (and PDL's, kernel sharing's) that the winners rest on run on the full one."""
+    from mlpgen.tune import RECHECK_ROUNDS
+
+    rec = Quick()
+    r = search(job((4096,), trials=10, recheck=RECHECK_ROUNDS), [rec], memory(), quiet())[4096]
+    assert r.measured == 10 and len(rec.modes) > r.measured
+    assert rec.modes[: r.measured] == [True] * r.measured
+    assert not any(rec.modes[r.measured :]) and rec.quick is False
+
+
+def test_a_quick_measurement_asks_the_worker_for_the_quick_budget(tmp_path):
+    """WorkerMeasure passes its quick switch to the measuring function in the worker."""
+    seen = []
+
+    class Worker:
+        def run(self, *task):
+            seen.append(task)
+            return "ok", Measurement("ok", us=1.0)
+
+    m = WorkerMeasure.__new__(WorkerMeasure)
+    m.spec, m.workdir, m.seed, m.compiler, m.worker = SPEC, str(tmp_path), 0, None, Worker()
+    for quick in (True, False):
+        m.quick = quick
+        assert m(64, DEFAULT).us == 1.0
+    assert seen[0][-1] is True and len(seen[0]) == 6 and len(seen[1]) == 5
