@@ -1,5 +1,6 @@
-"""The one table of activations: each name maps to a Jinja macro in templates/activations.j2
-(the Triton expression) and to the torch function the reference path and the tests use."""
+"""The one table of activations: each name maps to Jinja macros in templates/activations.j2
+(the Triton expressions of act(x) and of its derivative act'(z)) and to the torch function the
+reference path and the tests use."""
 
 from __future__ import annotations
 
@@ -45,6 +46,11 @@ class Activation:
     def macro(self) -> str:
         """Name of the Triton-expression macro in templates/activations.j2."""
         return f"act_{self.name}"
+
+    @property
+    def dmacro(self) -> str:
+        """Name of the macro of act'(z) in templates/activations.j2 (the training kernels)."""
+        return f"dact_{self.name}"
 
 
 ACTIVATIONS: dict[str, Activation] = {

@@ -1,0 +1,121 @@
+"""The generated training path: a forward that saves what the backward needs, and a backward of
+Triton kernels (templates/kernel_train.j2), rendered once per spec.
+
+Layer l computes Z_l = H_{l-1} W_l^T + b_l and H_l = act(Z_l) (H_{-1} = x, H_{L-1} = y). The
+backward carries dZ_l = dH_l * act'(Z_l) down the layers (dH_{l-1} = dZ_l W_l) and forms
+dW_l = dZ_l^T H_{l-1} and db_l = sum over rows of dZ_l. Block sizes are tl.constexpr arguments
+of the kernels, so one source serves every bucket's TrainConfig; the config only changes how the
+module launches them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from mlpgen.layout import MIN_DOT, Layer, next_pow2, plan_layers
+from mlpgen.spec import KernelConfig, MLPSpec, SpecError
+
+# what a later tuner may search per bucket (every point is a valid TrainConfig)
+DOMAIN = {
+    "block_m": (16, 32, 64, 128),
+    "block_n": (16, 32, 64, 128),
+    "block_k": (16, 32, 64),
+    "num_warps": (2, 4, 8),
+    "num_stages": (1, 2, 3),
+    "split": (1, 2, 4, 8, 16, 32, 64, 128, 256),
+}
+# the H200's SMs: how many programs the weight-gradient launch should at least fill
+TARGET_PROGRAMS = 132
+MIN_SPLIT_ROWS = 256  # a split of the rows smaller than this costs more to reduce than it saves
+MAX_WORKSPACE = 64 << 20  # bytes of fp32 weight-gradient partials a split may take
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How the module launches the training kernels for one bucket. block_m x block_n output
+    tiles with a block_k reduction loop, for the forward GEMMs, the input gradient and (as
+    block_n x block_k tiles stepping block_m rows) the weight gradient; split: the weight
+    gradient's rows cut into this many ranges whose fp32 partials are summed in a fixed order."""
+
+    block_m: int = 64
+    block_n: int = 64
+    block_k: int = 32
+    num_warps: int = 4
+    num_stages: int = 2
+    split: int = 1
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if not isinstance(v, int) or v < 1 or v & (v - 1):
+                raise SpecError(f"train {f.name} must be a power of two, got {v!r}")
+        for name in ("block_m", "block_n", "block_k"):
+            if getattr(self, name) < MIN_DOT:
+                raise SpecError(f"train {name} must be at least {MIN_DOT} (tl.dot's minimum)")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrainConfig:
+        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+
+
+def train_layers(spec: MLPSpec) -> tuple[Layer, ...]:
+    """The layers (widths, activation, last) the training kernels run, in order."""
+    return plan_layers(spec, KernelConfig())
+
+
+def saves_z(spec: MLPSpec) -> list[bool]:
+    """Per layer, whether the forward stores its pre-activation Z: the backward needs act'(Z),
+    except where the activation is the identity (act' = 1)."""
+    return [layer.act != "none" for layer in train_layers(spec)]
+
+
+def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:
+    """block_n x block_k tiles of the smallest weight: the programs its gradient has per split."""
+    return min(
+        -(-layer.n // cfg.block_n) * -(-layer.k // cfg.block_k) for layer in train_layers(spec)
+    )
+
+
+def default_for(spec: MLPSpec, m: int) -> TrainConfig:
+    """The config without search: tiles no wider than the spec's widest layer needs, rows per
+    tile growing with M, and the weight gradient split over rows until it fills the GPU (each
+    split at least MIN_SPLIT_ROWS rows, its fp32 partials within MAX_WORKSPACE)."""
+    width = max(MIN_DOT, next_pow2(max(spec.widths)))
+    block_m = 16 if m <= 16 else 32 if m <= 64 else 64
+    cfg = TrainConfig(
+        block_m=block_m,
+        block_n=min(64, width),
+        block_k=min(32, width),
+        num_warps=4,
+        num_stages=2,
+    )
+    params = sum(layer.n * (layer.k + 1) for layer in train_layers(spec))
+    want = -(-TARGET_PROGRAMS // weight_tiles(spec, cfg))
+    split = max(1, min(want, m // MIN_SPLIT_ROWS, MAX_WORKSPACE // (4 * params)))
+    return TrainConfig(**{**cfg.to_dict(), "split": 1 << (split.bit_length() - 1)})
+
+
+def default_table(spec: MLPSpec, buckets) -> dict[int, dict]:
+    """default_for at each bucket, as the module holds it (TRAIN_DEFAULT)."""
+    return {b: default_for(spec, b).to_dict() for b in buckets}
+
+
+def render_training(spec: MLPSpec) -> str:
+    """Source of the spec's training kernels (names in TRAIN_KERNELS); every TrainConfig runs
+    on it, its block sizes passed as tl.constexpr arguments."""
+    from mlpgen.render import MACROS, TL_DTYPES, environment
+
+    return (
+        environment()
+        .get_template("kernel_train.j2")
+        .render(spec=spec, tl_dtype=TL_DTYPES[spec.dtype], macros=MACROS)
+    )
+
+
+def kernel_names(spec: MLPSpec) -> list[str]:
+    """The @triton.jit functions render_training defines (train_dout only with an out_act)."""
+    names = ["train_forward", "train_dgrad", "train_wgrad", "train_reduce"]
+    return names + ["train_dout"] * (spec.out_act != "none")
