@@ -47,8 +47,10 @@ class TrainConfig:
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            if not isinstance(v, int) or v < 1 or v & (v - 1):
-                raise SpecError(f"train {f.name} must be a power of two, got {v!r}")
+            if not isinstance(v, int) or v < 1:
+                raise SpecError(f"train {f.name} must be a positive integer, got {v!r}")
+            if f.name != "num_stages" and v & (v - 1):
+                raise SpecError(f"train {f.name} must be a power of two, got {v}")
         for name in ("block_m", "block_n", "block_k"):
             if getattr(self, name) < MIN_DOT:
                 raise SpecError(f"train {name} must be at least {MIN_DOT} (tl.dot's minimum)")

@@ -68,12 +68,13 @@ TRAIN_CASES = [
 @pytest.mark.interpret
 @pytest.mark.parametrize("spec, lead, tol", TRAIN_CASES, ids=lambda c: getattr(c, "name", ""))
 def test_training_grads_match_eager_sequential(load_generated, monkeypatch, spec, lead, tol):
-    """The fused forward (the kernel, under the interpreter) with the torch backward gives the
-    gradients of the eager nn.Sequential for x, every weight and every bias."""
+    """The training kernels (under the interpreter: the training forward and the generated
+    backward) give the gradients of the eager nn.Sequential for x, every weight and every bias,
+    for inputs with leading batch dimensions."""
     mod, _ = load_generated(spec)
     forwards = []
-    real = mod._forward
-    monkeypatch.setattr(mod, "_forward", lambda *a: forwards.append(1) or real(*a))
+    real = mod._train_forward
+    monkeypatch.setattr(mod, "_train_forward", lambda *a: forwards.append(1) or real(*a))
     dtype = mod.DTYPE
     seq = sequential(spec.widths, spec.act, spec.out_act, spec.bias, dtype)
     fused = mod.FusedMLP.from_module(seq)
