@@ -23,11 +23,13 @@ DOMAIN = {
     "num_warps": (2, 4, 8),
     "num_stages": (1, 2, 3),
     "split": (1, 2, 4, 8, 16, 32, 64, 128, 256),
+    "fused": (0, 1),
 }
 # the H200's SMs: how many programs the weight-gradient launch should at least fill
 TARGET_PROGRAMS = 132
 MIN_SPLIT_ROWS = 256  # a split of the rows smaller than this costs more to reduce than it saves
 MAX_WORKSPACE = 64 << 20  # bytes of fp32 weight-gradient partials a split may take
+FUSED_WIDTH = 128  # default_for fuses the layers of MLPs this narrow at every M
 
 
 @dataclass(frozen=True)
@@ -43,9 +45,16 @@ class TrainConfig:
     num_warps: int = 4
     num_stages: int = 2
     split: int = 1
+    # one program per block_m rows through every layer (one launch for the forward, one for
+    # the input gradient), each layer's output handed to the next through memory the program
+    # itself wrote; else a launch per layer tiled over rows and columns
+    fused: bool = False
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "fused", bool(self.fused))  # the domain's 0/1
         for f in fields(self):
+            if f.name == "fused":
+                continue
             v = getattr(self, f.name)
             if not isinstance(v, int) or v < 1:
                 raise SpecError(f"train {f.name} must be a positive integer, got {v!r}")
@@ -74,6 +83,44 @@ def saves_z(spec: MLPSpec) -> list[bool]:
     return [layer.act != "none" for layer in train_layers(spec)]
 
 
+@dataclass(frozen=True)
+class FusedLayer:
+    """A layer as the fused kernels (every layer in one launch) name its buffers."""
+
+    index: int
+    k: int
+    n: int
+    last: bool
+    src: str  # its input H_{l-1}: x_ptr or the layer below's h pointer
+    z: str | None  # its pre-activation Z_l, where saved
+    h: str  # its activation H_l (y for the last layer)
+    dz: str  # dL/dZ_l: gy_ptr itself where the last layer has no out_act
+    below_z: str | None  # Z_{l-1} where the layer below saves it (its act'), else None
+    below_dz: str  # where dH_{l-1} goes: dL/dZ_{l-1}, or dx_ptr below the first layer
+
+
+def fused_layers(spec: MLPSpec) -> tuple[FusedLayer, ...]:
+    saved = saves_z(spec)
+    out = []
+    for layer in train_layers(spec):
+        i = layer.index
+        out.append(
+            FusedLayer(
+                index=i,
+                k=layer.k,
+                n=layer.n,
+                last=layer.last,
+                src="x_ptr" if i == 0 else f"h{i - 1}_ptr",
+                z=f"z{i}_ptr" if saved[i] else None,
+                h=f"h{i}_ptr",
+                dz="gy_ptr" if layer.last and not saved[i] else f"dz{i}_ptr",
+                below_z=f"z{i - 1}_ptr" if i > 0 and saved[i - 1] else None,
+                below_dz="dx_ptr" if i == 0 else f"dz{i - 1}_ptr",
+            )
+        )
+    return tuple(out)
+
+
 def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:
     """block_n x block_k tiles of the smallest weight: the programs its gradient has per split."""
     return min(
@@ -84,7 +131,9 @@ def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:
 def default_for(spec: MLPSpec, m: int) -> TrainConfig:
     """The config without search: tiles no wider than the spec's widest layer needs, rows per
     tile growing with M, and the weight gradient split over rows until it fills the GPU (each
-    split at least MIN_SPLIT_ROWS rows, its fp32 partials within MAX_WORKSPACE)."""
+    split at least MIN_SPLIT_ROWS rows, its fp32 partials within MAX_WORKSPACE). The layers are
+    fused where the MLP is narrow (a row block's work through all of them is small: launches
+    dominate) or M has a row block for every SM."""
     width = max(MIN_DOT, next_pow2(max(spec.widths)))
     block_m = 16 if m <= 16 else 32 if m <= 64 else 64
     cfg = TrainConfig(
@@ -93,6 +142,7 @@ def default_for(spec: MLPSpec, m: int) -> TrainConfig:
         block_k=min(32, width),
         num_warps=4,
         num_stages=2,
+        fused=max(spec.widths) <= FUSED_WIDTH or -(-m // block_m) >= TARGET_PROGRAMS,
     )
     params = sum(layer.n * (layer.k + 1) for layer in train_layers(spec))
     want = -(-TARGET_PROGRAMS // weight_tiles(spec, cfg))
@@ -100,9 +150,12 @@ def default_for(spec: MLPSpec, m: int) -> TrainConfig:
     return TrainConfig(**{**cfg.to_dict(), "split": 1 << (split.bit_length() - 1)})
 
 
-def default_table(spec: MLPSpec, buckets) -> dict[int, dict]:
-    """default_for at each bucket, as the module holds it (TRAIN_DEFAULT)."""
-    return {b: default_for(spec, b).to_dict() for b in buckets}
+def default_table(spec: MLPSpec, buckets) -> dict[int, str]:
+    """default_for at each bucket as the Python literal the module holds (TRAIN_DEFAULT)."""
+    return {
+        b: "{" + ", ".join(f'"{k}": {v!r}' for k, v in default_for(spec, b).to_dict().items()) + "}"
+        for b in buckets
+    }
 
 
 def render_training(spec: MLPSpec) -> str:
@@ -113,11 +166,12 @@ def render_training(spec: MLPSpec) -> str:
     return (
         environment()
         .get_template("kernel_train.j2")
-        .render(spec=spec, tl_dtype=TL_DTYPES[spec.dtype], macros=MACROS)
+        .render(spec=spec, tl_dtype=TL_DTYPES[spec.dtype], macros=MACROS, layers=fused_layers(spec))
     )
 
 
 def kernel_names(spec: MLPSpec) -> list[str]:
-    """The @triton.jit functions render_training defines (train_dout only with an out_act)."""
+    """The @triton.jit kernels render_training defines (train_dout only with an out_act)."""
     names = ["train_forward", "train_dgrad", "train_wgrad", "train_reduce"]
+    names += ["train_forward_fused", "train_backward_fused"]
     return names + ["train_dout"] * (spec.out_act != "none")

@@ -62,21 +62,31 @@ RENDER_SPECS = [
 def test_rendered_kernels_parse_and_define_their_names(spec):
     tree = ast.parse(render_training(spec))
     defined = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)]
-    assert sorted(defined) == sorted(kernel_names(spec))
+    assert sorted(n for n in defined if not n.startswith("_")) == sorted(kernel_names(spec))
     assert saves_z(spec) == [spec.act != "none"] * (spec.depth - 1) + [spec.out_act != "none"]
 
 
+TILES = {"block_m": 16, "block_n": 16, "block_k": 16}
 # spec, M, launch config (None: the module's TRAIN_DEFAULT): every activation at least once,
-# M not a multiple of block_m, the weight gradient's rows split in three
+# M not a multiple of block_m, layers fused and a launch per layer, each with several column
+# tiles per layer, the weight gradient's rows split in three
 TRAIN_CASES = [
     (MLPSpec((37, 20, 11), act="gelu", dtype="fp32"), 37, None),
-    (MLPSpec((16, 33, 8, 5), act="relu", out_act="sigmoid", dtype="fp16", bias=False), 37, None),
+    (
+        MLPSpec((16, 33, 8, 5), act="relu", out_act="sigmoid", dtype="fp16", bias=False),
+        37,
+        TrainConfig(**TILES, fused=False),
+    ),
     (
         MLPSpec((24, 40, 24), act="silu", out_act="leaky_relu", dtype="fp16"),
         37,
-        TrainConfig(block_m=16, block_n=16, block_k=16, split=4),
+        TrainConfig(**TILES, split=4, fused=True),
     ),
-    (MLPSpec((9, 17, 6), act="tanh", out_act="gelu_tanh", dtype="fp32"), 21, None),
+    (
+        MLPSpec((9, 17, 6), act="tanh", out_act="gelu_tanh", dtype="fp32"),
+        21,
+        TrainConfig(**TILES, split=2, fused=False),
+    ),
 ]
 
 
@@ -138,7 +148,7 @@ def test_split_weight_gradient_is_deterministic_and_reads_the_tuned_cell(load_ge
     split in three; the fixed-order sum gives the same bits on every run."""
     spec = MLPSpec((12, 20, 7), act="gelu", dtype="fp32")
     mod, _ = load_generated(spec)
-    cfg = TrainConfig(block_m=16, block_n=16, block_k=16, split=4).to_dict()
+    cfg = TrainConfig(**TILES, split=4, fused=True).to_dict()
     for cell in mod.TUNED["default"].values():
         cell["train"] = cfg
     mod._forget_dispatch()
@@ -163,6 +173,21 @@ def test_frozen_layers_and_input_only_gradients(load_generated):
     want = eager_grads(spec, fused, x.detach(), dy)
     got = [x.grad, fused.linears[1].weight.grad, fused.linears[1].bias.grad]
     check_grads(spec, got, [want[0], *want[3:]])
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize("fused", [False, True])
+def test_parameter_only_gradients(load_generated, monkeypatch, fused):
+    """x needs no gradient: dx is neither formed nor returned; the weights' are eager's."""
+    spec = MLPSpec((10, 19, 6), act="silu", out_act="tanh", dtype="fp32", bias=False)
+    mod, _ = load_generated(spec)
+    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: TrainConfig(**TILES, fused=fused).to_dict()})
+    fused_mlp = mod.FusedMLP.from_module(sequential(spec.widths, "silu", "tanh", bias=False))
+    x = torch.randn(13, 10)
+    dy = torch.randn(13, 6)
+    (fused_mlp(x) * dy).sum().backward()
+    want = eager_grads(spec, fused_mlp, x, dy)
+    check_grads(spec, [p.grad for p in fused_mlp.parameters()], want[1:])
 
 
 @pytest.mark.interpret
