@@ -1,5 +1,5 @@
 """The generated training path: a forward that saves what the backward needs, and a backward of
-Triton kernels (templates/kernel_train.j2), rendered once per spec.
+Triton kernels (templates/training.j2), rendered once per spec.
 
 Layer l computes Z_l = H_{l-1} W_l^T + b_l and H_l = act(Z_l) (H_{-1} = x, H_{L-1} = y). The
 backward carries dZ_l = dH_l * act'(Z_l) down the layers (dH_{l-1} = dZ_l W_l) and forms
@@ -165,7 +165,7 @@ def render_training(spec: MLPSpec) -> str:
 
     return (
         environment()
-        .get_template("kernel_train.j2")
+        .get_template("training.j2")
         .render(spec=spec, tl_dtype=TL_DTYPES[spec.dtype], macros=MACROS, layers=fused_layers(spec))
     )
 

@@ -1,4 +1,4 @@
-"""The generated training path (mlpgen.training, templates/kernel_train.j2): its configs, its
+"""The generated training path (mlpgen.training, templates/training.j2): its configs, its
 rendered source, and its gradients of input, weights and biases against an fp32 eager
 nn.Sequential, element by element with mlpgen.verify's tolerances: under the interpreter on tiny
 odd widths (every activation at least once, M not a multiple of the tile, rows split for the
