@@ -41,6 +41,10 @@ class Activation:
     # this halves the epilogue arithmetic that large batches pay.
     # None: the fp32 expression only.
     half2_ptx: tuple[str, ...] | None = None
+    # act' is a function of the output act(z) (relu, leaky_relu, sigmoid, tanh): the training
+    # kernels keep the layer's output, which the next layer needs anyway, and no Z (as eager
+    # autograd does for these); the others keep Z
+    grad_of_output: bool = False
 
     @property
     def macro(self) -> str:
@@ -49,8 +53,15 @@ class Activation:
 
     @property
     def dmacro(self) -> str:
-        """Name of the macro of act'(z) in templates/activations.j2 (the training kernels)."""
+        """Name of the macro of act' in templates/activations.j2 (the training kernels)."""
         return f"dact_{self.name}"
+
+    @property
+    def saved(self) -> str | None:
+        """What the training kernels keep for act': "h" (the output), "z", or None (act' = 1)."""
+        if self.name == "none":
+            return None
+        return "h" if self.grad_of_output else "z"
 
 
 ACTIVATIONS: dict[str, Activation] = {
@@ -63,6 +74,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "torch.relu(x)",
             "torch.nn.ReLU()",
             "torch.ops.aten.threshold_backward(g, z, 0)",
+            grad_of_output=True,
         ),
         Activation(
             "leaky_relu",
@@ -70,6 +82,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "torch.nn.functional.leaky_relu(x)",
             "torch.nn.LeakyReLU()",
             "torch.ops.aten.leaky_relu_backward(g, z, 0.01, False)",
+            grad_of_output=True,
         ),
         Activation(
             "gelu",
@@ -129,6 +142,7 @@ ACTIVATIONS: dict[str, Activation] = {
                 "fma.rn.f16x2 $0, p, {half}, {half};",
                 half=0.5,
             ),
+            grad_of_output=True,
         ),
         Activation(
             "tanh",
@@ -137,6 +151,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "torch.nn.Tanh()",
             "torch.ops.aten.tanh_backward(g, torch.tanh(z))",
             ("tanh.approx.f16x2 $0, $1;",),
+            grad_of_output=True,
         ),
     )
 }

@@ -174,7 +174,7 @@ def render_module(
             out_act_grad_src=ACTIVATIONS[spec.out_act].grad_src,
             clusters="cluster" in strategies,
             train_default=training.default_table(spec, DEFAULT_BUCKETS),
-            saves_z=training.saves_z(spec),
+            grad_inputs=training.grad_inputs(spec),
             rtol=TOLERANCES[spec.dtype].rtol,
             atol=TOLERANCES[spec.dtype].atol,
         )

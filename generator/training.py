@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+from mlpgen.activations import ACTIVATIONS
 from mlpgen.layout import MIN_DOT, Layer, next_pow2, plan_layers
 from mlpgen.spec import KernelConfig, MLPSpec, SpecError
 
@@ -77,10 +78,10 @@ def train_layers(spec: MLPSpec) -> tuple[Layer, ...]:
     return plan_layers(spec, KernelConfig())
 
 
-def saves_z(spec: MLPSpec) -> list[bool]:
-    """Per layer, whether the forward stores its pre-activation Z: the backward needs act'(Z),
-    except where the activation is the identity (act' = 1)."""
-    return [layer.act != "none" for layer in train_layers(spec)]
+def grad_inputs(spec: MLPSpec) -> list[str | None]:
+    """Per layer, what the backward reads for act' (mlpgen.activations.Activation.saved): "z"
+    (the forward stores the pre-activation), "h" (the layer's output, kept anyway), or None."""
+    return [ACTIVATIONS[layer.act].saved for layer in train_layers(spec)]
 
 
 @dataclass(frozen=True)
@@ -92,33 +93,33 @@ class FusedLayer:
     n: int
     last: bool
     src: str  # its input H_{l-1}: x_ptr or the layer below's h pointer
-    z: str | None  # its pre-activation Z_l, where saved
-    h: str  # its activation H_l (y for the last layer)
+    z: str | None  # its pre-activation Z_l, where the forward stores it
+    h: str  # its output H_l (y for the last layer)
+    saved: str | None  # what its act' reads: z or h, None for the identity
     dz: str  # dL/dZ_l: gy_ptr itself where the last layer has no out_act
-    below_z: str | None  # Z_{l-1} where the layer below saves it (its act'), else None
+    below_saved: str | None  # what the layer below's act' reads (None: none, or no layer)
     below_dz: str  # where dH_{l-1} goes: dL/dZ_{l-1}, or dx_ptr below the first layer
 
 
 def fused_layers(spec: MLPSpec) -> tuple[FusedLayer, ...]:
-    saved = saves_z(spec)
-    out = []
-    for layer in train_layers(spec):
-        i = layer.index
-        out.append(
-            FusedLayer(
-                index=i,
-                k=layer.k,
-                n=layer.n,
-                last=layer.last,
-                src="x_ptr" if i == 0 else f"h{i - 1}_ptr",
-                z=f"z{i}_ptr" if saved[i] else None,
-                h=f"h{i}_ptr",
-                dz="gy_ptr" if layer.last and not saved[i] else f"dz{i}_ptr",
-                below_z=f"z{i - 1}_ptr" if i > 0 and saved[i - 1] else None,
-                below_dz="dx_ptr" if i == 0 else f"dz{i - 1}_ptr",
-            )
+    kinds = grad_inputs(spec)
+    saved = [None if kind is None else f"{kind}{i}_ptr" for i, kind in enumerate(kinds)]
+    return tuple(
+        FusedLayer(
+            index=(i := layer.index),
+            k=layer.k,
+            n=layer.n,
+            last=layer.last,
+            src="x_ptr" if i == 0 else f"h{i - 1}_ptr",
+            z=f"z{i}_ptr" if kinds[i] == "z" else None,
+            h=f"h{i}_ptr",
+            saved=saved[i],
+            dz="gy_ptr" if layer.last and kinds[i] is None else f"dz{i}_ptr",
+            below_saved=saved[i - 1] if i > 0 else None,
+            below_dz="dx_ptr" if i == 0 else f"dz{i - 1}_ptr",
         )
-    return tuple(out)
+        for layer in train_layers(spec)
+    )
 
 
 def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:
@@ -166,7 +167,14 @@ def render_training(spec: MLPSpec) -> str:
     return (
         environment()
         .get_template("training.j2")
-        .render(spec=spec, tl_dtype=TL_DTYPES[spec.dtype], macros=MACROS, layers=fused_layers(spec))
+        .render(
+            spec=spec,
+            tl_dtype=TL_DTYPES[spec.dtype],
+            macros=MACROS,
+            layers=fused_layers(spec),
+            act_saves=ACTIVATIONS[spec.act].saved,
+            out_saves=ACTIVATIONS[spec.out_act].saved,
+        )
     )
 
 

@@ -19,9 +19,9 @@ from mlpgen.training import (
     MAX_WORKSPACE,
     TrainConfig,
     default_for,
+    grad_inputs,
     kernel_names,
     render_training,
-    saves_z,
 )
 from mlpgen.verify import check, poisoned_allocations
 
@@ -50,20 +50,24 @@ def test_domain_points_are_configs_and_bad_ones_are_refused():
             TrainConfig(**bad)
 
 
+# spec, what each layer's act' reads (Z, or the output where act' is a function of it)
 RENDER_SPECS = [
-    MLPSpec((37, 20, 11), act="gelu", dtype="fp32"),
-    MLPSpec((16, 33, 8, 5), act="relu", out_act="sigmoid", dtype="fp16", bias=False),
-    MLPSpec((8, 8), act="tanh", dtype="bf16"),
-    MLPSpec((9, 17, 6), act="none", out_act="gelu_tanh", dtype="fp16"),
+    (MLPSpec((37, 20, 11), act="gelu", dtype="fp32"), ["z", None]),
+    (
+        MLPSpec((16, 33, 8, 5), act="relu", out_act="sigmoid", dtype="fp16", bias=False),
+        ["h", "h", "h"],
+    ),
+    (MLPSpec((8, 8), act="tanh", dtype="bf16"), [None]),
+    (MLPSpec((9, 17, 6), act="none", out_act="gelu_tanh", dtype="fp16"), [None, "z"]),
 ]
 
 
-@pytest.mark.parametrize("spec", RENDER_SPECS, ids=lambda s: s.name)
-def test_rendered_kernels_parse_and_define_their_names(spec):
+@pytest.mark.parametrize("spec, kinds", RENDER_SPECS, ids=lambda s: getattr(s, "name", ""))
+def test_rendered_kernels_parse_and_define_their_names(spec, kinds):
     tree = ast.parse(render_training(spec))
     defined = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)]
     assert sorted(n for n in defined if not n.startswith("_")) == sorted(kernel_names(spec))
-    assert saves_z(spec) == [spec.act != "none"] * (spec.depth - 1) + [spec.out_act != "none"]
+    assert grad_inputs(spec) == kinds
 
 
 TILES = {"block_m": 16, "block_n": 16, "block_k": 16}
@@ -133,7 +137,7 @@ def test_kernel_gradients_match_eager(load_generated, monkeypatch, spec, m, cfg)
     if cfg is not None:
         monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: cfg.to_dict()})
     ran = []  # the config each training step ran with
-    for name, at in (("_train_forward", 3), ("_train_backward", 5)):
+    for name, at in (("_train_forward", 3), ("_train_backward", 6)):
         real = getattr(mod, name)
         spy = lambda *a, real=real, at=at, **k: ran.append(a[at]) or real(*a, **k)  # noqa: E731
         monkeypatch.setattr(mod, name, spy)
@@ -188,6 +192,37 @@ def test_parameter_only_gradients(load_generated, monkeypatch, fused):
     (fused_mlp(x) * dy).sum().backward()
     want = eager_grads(spec, fused_mlp, x, dy)
     check_grads(spec, [p.grad for p in fused_mlp.parameters()], want[1:])
+
+
+def saved_bytes(run):
+    """Bytes of the distinct storages autograd saves for backward while `run()` runs."""
+    storages = {}
+
+    def pack(t):
+        storages[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        run()
+    return sum(storages.values())
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize(
+    "spec",
+    [
+        MLPSpec((12, 40, 40, 6), act="gelu", dtype="fp32"),  # eager keeps Z and H, as we do
+        MLPSpec((12, 40, 40, 6), act="relu", out_act="sigmoid", dtype="fp32"),  # eager: H only
+    ],
+    ids=lambda s: s.name,
+)
+def test_training_saves_no_more_than_eager(load_generated, spec):
+    mod, _ = load_generated(spec)
+    seq = sequential(spec.widths, spec.act, spec.out_act)
+    fused = mod.FusedMLP.from_module(seq)
+    x = torch.randn(37, 12, requires_grad=True)
+    ours, eager = saved_bytes(lambda: fused(x)), saved_bytes(lambda: seq(x))
+    assert 0 < ours <= eager
 
 
 @pytest.mark.interpret
