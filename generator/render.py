@@ -175,6 +175,7 @@ def render_module(
             clusters="cluster" in strategies,
             train_default=training.default_table(spec, DEFAULT_BUCKETS),
             grad_inputs=training.grad_inputs(spec),
+            grad_inputs_literal=training.grad_inputs_literal(spec),
             rtol=TOLERANCES[spec.dtype].rtol,
             atol=TOLERANCES[spec.dtype].atol,
         )

@@ -84,6 +84,11 @@ def grad_inputs(spec: MLPSpec) -> list[str | None]:
     return [ACTIVATIONS[layer.act].saved for layer in train_layers(spec)]
 
 
+def grad_inputs_literal(spec: MLPSpec) -> str:
+    """grad_inputs as the Python literal the module holds (_GRAD_INPUTS)."""
+    return "[" + ", ".join(f'"{k}"' if k else "None" for k in grad_inputs(spec)) + "]"
+
+
 @dataclass(frozen=True)
 class FusedLayer:
     """A layer as the fused kernels (every layer in one launch) name its buffers."""
