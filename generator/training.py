@@ -136,20 +136,25 @@ def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:
 
 def default_for(spec: MLPSpec, m: int) -> TrainConfig:
     """The config without search: tiles no wider than the spec's widest layer needs, rows per
-    tile growing with M, and the weight gradient split over rows until it fills the GPU (each
-    split at least MIN_SPLIT_ROWS rows, its fp32 partials within MAX_WORKSPACE). The layers are
-    fused where the MLP is narrow (a row block's work through all of them is small: launches
-    dominate) or M has a row block for every SM."""
-    width = max(MIN_DOT, next_pow2(max(spec.widths)))
-    block_m = 16 if m <= 16 else 32 if m <= 64 else 64
-    cfg = TrainConfig(
-        block_m=block_m,
-        block_n=min(64, width),
-        block_k=min(32, width),
-        num_warps=4,
-        num_stages=2,
-        fused=max(spec.widths) <= FUSED_WIDTH or -(-m // block_m) >= TARGET_PROGRAMS,
-    )
+    tile growing with M (128 x 128 tiles for wide layers at large M), and the weight gradient
+    split over rows until it fills the GPU (each split at least MIN_SPLIT_ROWS rows, its fp32
+    partials within MAX_WORKSPACE). Narrow MLPs fuse their layers: a row block's work through
+    all of them is small, so launches dominate; wide ones run a tiled launch per layer, which
+    keeps every SM busy (a program per row block would serialise whole layers)."""
+    widest = max(spec.widths)
+    width = max(MIN_DOT, next_pow2(widest))
+    if widest >= 512 and m >= 4096:
+        wide_k = 64 if spec.dtype != "fp32" else 32
+        cfg = TrainConfig(block_m=128, block_n=128, block_k=wide_k, num_warps=8, num_stages=2)
+    else:
+        cfg = TrainConfig(
+            block_m=16 if m <= 16 else 32 if m <= 64 else 64,
+            block_n=min(64, width),
+            block_k=min(32, width),
+            num_warps=4,
+            num_stages=2,
+            fused=widest <= FUSED_WIDTH,
+        )
     params = sum(layer.n * (layer.k + 1) for layer in train_layers(spec))
     want = -(-TARGET_PROGRAMS // weight_tiles(spec, cfg))
     split = max(1, min(want, m // MIN_SPLIT_ROWS, MAX_WORKSPACE // (4 * params)))

@@ -39,6 +39,7 @@ def test_default_configs_are_valid_and_split_only_large_batches():
     params = 2 * 1024 * 4097
     assert all(default_for(wide, m).split * params * 4 <= MAX_WORKSPACE for m in (1, 1 << 18))
     assert default_for(MLPSpec((5, 3)), 1).block_n == 16  # tiles no wider than the widths
+    assert default_for(spec, 1).fused and not default_for(wide, 1).fused  # narrow MLPs fuse
 
 
 def test_domain_points_are_configs_and_bad_ones_are_refused():
