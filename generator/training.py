@@ -191,5 +191,5 @@ def render_training(spec: MLPSpec) -> str:
 def kernel_names(spec: MLPSpec) -> list[str]:
     """The @triton.jit kernels render_training defines (train_dout only with an out_act)."""
     names = ["train_forward", "train_dgrad", "train_wgrad", "train_reduce"]
-    names += ["train_forward_fused", "train_backward_fused"]
+    names += ["train_forward_fused", "train_backward_fused", "train_wgrad_fused"]
     return names + ["train_dout"] * (spec.out_act != "none")
