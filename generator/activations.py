@@ -1,5 +1,6 @@
-"""The one table of activations: each name maps to a Jinja macro in templates/activations.j2
-(the Triton expression) and to the torch function the reference path and the tests use."""
+"""The one table of activations: each name maps to Jinja macros in templates/activations.j2
+(the Triton expressions of act(x) and of its derivative act'(z)) and to the torch function the
+reference path and the tests use."""
 
 from __future__ import annotations
 
@@ -40,11 +41,27 @@ class Activation:
     # this halves the epilogue arithmetic that large batches pay.
     # None: the fp32 expression only.
     half2_ptx: tuple[str, ...] | None = None
+    # act' is a function of the output act(z) (relu, leaky_relu, sigmoid, tanh): the training
+    # kernels keep the layer's output, which the next layer needs anyway, and no Z (as eager
+    # autograd does for these); the others keep Z
+    grad_of_output: bool = False
 
     @property
     def macro(self) -> str:
         """Name of the Triton-expression macro in templates/activations.j2."""
         return f"act_{self.name}"
+
+    @property
+    def dmacro(self) -> str:
+        """Name of the macro of act' in templates/activations.j2 (the training kernels)."""
+        return f"dact_{self.name}"
+
+    @property
+    def saved(self) -> str | None:
+        """What the training kernels keep for act': "h" (the output), "z", or None (act' = 1)."""
+        if self.name == "none":
+            return None
+        return "h" if self.grad_of_output else "z"
 
 
 ACTIVATIONS: dict[str, Activation] = {
@@ -57,6 +74,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "torch.relu(x)",
             "torch.nn.ReLU()",
             "torch.ops.aten.threshold_backward(g, z, 0)",
+            grad_of_output=True,
         ),
         Activation(
             "leaky_relu",
@@ -64,6 +82,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "torch.nn.functional.leaky_relu(x)",
             "torch.nn.LeakyReLU()",
             "torch.ops.aten.leaky_relu_backward(g, z, 0.01, False)",
+            grad_of_output=True,
         ),
         Activation(
             "gelu",
@@ -123,6 +142,7 @@ ACTIVATIONS: dict[str, Activation] = {
                 "fma.rn.f16x2 $0, p, {half}, {half};",
                 half=0.5,
             ),
+            grad_of_output=True,
         ),
         Activation(
             "tanh",
@@ -131,6 +151,7 @@ ACTIVATIONS: dict[str, Activation] = {
             "torch.nn.Tanh()",
             "torch.ops.aten.tanh_backward(g, torch.tanh(z))",
             ("tanh.approx.f16x2 $0, $1;",),
+            grad_of_output=True,
         ),
     )
 }

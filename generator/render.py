@@ -12,8 +12,9 @@ from pathlib import Path
 import jinja2
 
 import mlpgen.templates
-from mlpgen import dispatch
+from mlpgen import dispatch, training
 from mlpgen.activations import ACTIVATIONS
+from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import STRATEGIES
 from mlpgen.verify import TOLERANCES
@@ -140,10 +141,11 @@ def render_module(
     spec_literal: str,
 ) -> str:
     """The standalone module: docstring, SPEC, TUNED, PROVENANCE, the kernels of `configs` and
-    the helpers they call, the shared rules, a launch part per strategy used, mlp(), autograd,
-    FusedMLP and the self-check."""
+    the helpers they call, the training kernels (mlpgen.training), the shared rules, a launch
+    part per strategy used, mlp(), autograd, FusedMLP and the self-check."""
     kernels = {c.kernel_name: c for c in configs if c.has_kernel}
     kernel_sources = [render_kernel(spec, kernels[k]).strip("\n") for k in sorted(kernels)]
+    kernel_sources.append(training.render_training(spec).strip("\n"))
     strategies = {dispatch.launch_kind(c.to_dict()) for c in kernels.values()}
     used = {c.strategy for c in configs}
     return (
@@ -171,6 +173,9 @@ def render_module(
             act_grad_src=ACTIVATIONS[spec.act].grad_src,
             out_act_grad_src=ACTIVATIONS[spec.out_act].grad_src,
             clusters="cluster" in strategies,
+            train_default=training.default_table(spec, DEFAULT_BUCKETS),
+            grad_inputs=training.grad_inputs(spec),
+            grad_inputs_literal=training.grad_inputs_literal(spec),
             rtol=TOLERANCES[spec.dtype].rtol,
             atol=TOLERANCES[spec.dtype].atol,
         )

@@ -58,8 +58,10 @@ def test_gradcheck_float64_through_the_torch_path(load_generated, spec):
 
 
 TRAIN_CASES = [
-    # spec, input shape (leading batch dims), tolerance on the gradients
-    (MLPSpec((12, 33, 7), act="gelu", dtype="fp32"), (3, 7), 1e-4),
+    # spec, input shape (leading batch dims), tolerance on the gradients; the kernels' GELU is
+    # the tanh fit (4.1e-5 |x|), which reaches the next layer's weight gradient through a sum
+    # over rows: 1e-4 failed about one run in ten
+    (MLPSpec((12, 33, 7), act="gelu", dtype="fp32"), (3, 7), 1e-3),
     (MLPSpec((10, 20, 17, 3), act="silu", out_act="tanh", dtype="fp32", bias=False), (19,), 1e-4),
     (MLPSpec((16, 24, 8), act="relu", dtype="fp16"), (2, 2, 5), 2e-2),
 ]
@@ -68,12 +70,13 @@ TRAIN_CASES = [
 @pytest.mark.interpret
 @pytest.mark.parametrize("spec, lead, tol", TRAIN_CASES, ids=lambda c: getattr(c, "name", ""))
 def test_training_grads_match_eager_sequential(load_generated, monkeypatch, spec, lead, tol):
-    """The fused forward (the kernel, under the interpreter) with the torch backward gives the
-    gradients of the eager nn.Sequential for x, every weight and every bias."""
+    """The training kernels (under the interpreter: the training forward and the generated
+    backward) give the gradients of the eager nn.Sequential for x, every weight and every bias,
+    for inputs with leading batch dimensions."""
     mod, _ = load_generated(spec)
     forwards = []
-    real = mod._forward
-    monkeypatch.setattr(mod, "_forward", lambda *a: forwards.append(1) or real(*a))
+    real = mod._train_forward
+    monkeypatch.setattr(mod, "_train_forward", lambda *a: forwards.append(1) or real(*a))
     dtype = mod.DTYPE
     seq = sequential(spec.widths, spec.act, spec.out_act, spec.bias, dtype)
     fused = mod.FusedMLP.from_module(seq)

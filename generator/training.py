@@ -1,0 +1,195 @@
+"""The generated training path: a forward that saves what the backward needs, and a backward of
+Triton kernels (templates/training.j2), rendered once per spec.
+
+Layer l computes Z_l = H_{l-1} W_l^T + b_l and H_l = act(Z_l) (H_{-1} = x, H_{L-1} = y). The
+backward carries dZ_l = dH_l * act'(Z_l) down the layers (dH_{l-1} = dZ_l W_l) and forms
+dW_l = dZ_l^T H_{l-1} and db_l = sum over rows of dZ_l. Block sizes are tl.constexpr arguments
+of the kernels, so one source serves every bucket's TrainConfig; the config only changes how the
+module launches them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from mlpgen.activations import ACTIVATIONS
+from mlpgen.layout import MIN_DOT, Layer, next_pow2, plan_layers
+from mlpgen.spec import KernelConfig, MLPSpec, SpecError
+
+# what a later tuner may search per bucket (every point is a valid TrainConfig)
+DOMAIN = {
+    "block_m": (16, 32, 64, 128),
+    "block_n": (16, 32, 64, 128),
+    "block_k": (16, 32, 64),
+    "num_warps": (2, 4, 8),
+    "num_stages": (1, 2, 3),
+    "split": (1, 2, 4, 8, 16, 32, 64, 128, 256),
+    "fused": (0, 1),
+}
+# the H200's SMs: how many programs the weight-gradient launch should at least fill
+TARGET_PROGRAMS = 132
+MIN_SPLIT_ROWS = 256  # a split of the rows smaller than this costs more to reduce than it saves
+MAX_WORKSPACE = 64 << 20  # bytes of fp32 weight-gradient partials a split may take
+FUSED_WIDTH = 128  # default_for fuses the layers of MLPs this narrow at every M
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How the module launches the training kernels for one bucket. block_m x block_n output
+    tiles with a block_k reduction loop, for the forward GEMMs, the input gradient and (as
+    block_n x block_k tiles stepping block_m rows) the weight gradient; split: the weight
+    gradient's rows cut into this many ranges whose fp32 partials are summed in a fixed order."""
+
+    block_m: int = 64
+    block_n: int = 64
+    block_k: int = 32
+    num_warps: int = 4
+    num_stages: int = 2
+    split: int = 1
+    # one program per block_m rows through every layer (one launch for the forward, one for
+    # the input gradient), each layer's output handed to the next through memory the program
+    # itself wrote; else a launch per layer tiled over rows and columns
+    fused: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fused", bool(self.fused))  # the domain's 0/1
+        for f in fields(self):
+            if f.name == "fused":
+                continue
+            v = getattr(self, f.name)
+            if not isinstance(v, int) or v < 1:
+                raise SpecError(f"train {f.name} must be a positive integer, got {v!r}")
+            if f.name != "num_stages" and v & (v - 1):
+                raise SpecError(f"train {f.name} must be a power of two, got {v}")
+        for name in ("block_m", "block_n", "block_k"):
+            if getattr(self, name) < MIN_DOT:
+                raise SpecError(f"train {name} must be at least {MIN_DOT} (tl.dot's minimum)")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrainConfig:
+        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+
+
+def train_layers(spec: MLPSpec) -> tuple[Layer, ...]:
+    """The layers (widths, activation, last) the training kernels run, in order."""
+    return plan_layers(spec, KernelConfig())
+
+
+def grad_inputs(spec: MLPSpec) -> list[str | None]:
+    """Per layer, what the backward reads for act' (mlpgen.activations.Activation.saved): "z"
+    (the forward stores the pre-activation), "h" (the layer's output, kept anyway), or None."""
+    return [ACTIVATIONS[layer.act].saved for layer in train_layers(spec)]
+
+
+def grad_inputs_literal(spec: MLPSpec) -> str:
+    """grad_inputs as the Python literal the module holds (_GRAD_INPUTS)."""
+    return "[" + ", ".join(f'"{k}"' if k else "None" for k in grad_inputs(spec)) + "]"
+
+
+@dataclass(frozen=True)
+class FusedLayer:
+    """A layer as the fused kernels (every layer in one launch) name its buffers."""
+
+    index: int
+    k: int
+    n: int
+    last: bool
+    src: str  # its input H_{l-1}: x_ptr or the layer below's h pointer
+    z: str | None  # its pre-activation Z_l, where the forward stores it
+    h: str  # its output H_l (y for the last layer)
+    saved: str | None  # what its act' reads: z or h, None for the identity
+    dz: str  # dL/dZ_l: gy_ptr itself where the last layer has no out_act
+    below_saved: str | None  # what the layer below's act' reads (None: none, or no layer)
+    below_dz: str  # where dH_{l-1} goes: dL/dZ_{l-1}, or dx_ptr below the first layer
+
+
+def fused_layers(spec: MLPSpec) -> tuple[FusedLayer, ...]:
+    kinds = grad_inputs(spec)
+    saved = [None if kind is None else f"{kind}{i}_ptr" for i, kind in enumerate(kinds)]
+    return tuple(
+        FusedLayer(
+            index=(i := layer.index),
+            k=layer.k,
+            n=layer.n,
+            last=layer.last,
+            src="x_ptr" if i == 0 else f"h{i - 1}_ptr",
+            z=f"z{i}_ptr" if kinds[i] == "z" else None,
+            h=f"h{i}_ptr",
+            saved=saved[i],
+            dz="gy_ptr" if layer.last and kinds[i] is None else f"dz{i}_ptr",
+            below_saved=saved[i - 1] if i > 0 else None,
+            below_dz="dx_ptr" if i == 0 else f"dz{i - 1}_ptr",
+        )
+        for layer in train_layers(spec)
+    )
+
+
+def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:
+    """block_n x block_k tiles of the smallest weight: the programs its gradient has per split."""
+    return min(
+        -(-layer.n // cfg.block_n) * -(-layer.k // cfg.block_k) for layer in train_layers(spec)
+    )
+
+
+def default_for(spec: MLPSpec, m: int) -> TrainConfig:
+    """The config without search: tiles no wider than the spec's widest layer needs, rows per
+    tile growing with M (128 x 128 tiles for wide layers at large M), and the weight gradient
+    split over rows until it fills the GPU (each split at least MIN_SPLIT_ROWS rows, its fp32
+    partials within MAX_WORKSPACE). Narrow MLPs fuse their layers: a row block's work through
+    all of them is small, so launches dominate; wide ones run a tiled launch per layer, which
+    keeps every SM busy (a program per row block would serialise whole layers)."""
+    widest = max(spec.widths)
+    width = max(MIN_DOT, next_pow2(widest))
+    if widest >= 512 and m >= 4096:
+        wide_k = 64 if spec.dtype != "fp32" else 32
+        cfg = TrainConfig(block_m=128, block_n=128, block_k=wide_k, num_warps=8, num_stages=2)
+    else:
+        cfg = TrainConfig(
+            block_m=16 if m <= 16 else 32 if m <= 64 else 64,
+            block_n=min(64, width),
+            block_k=min(32, width),
+            num_warps=4,
+            num_stages=2,
+            fused=widest <= FUSED_WIDTH,
+        )
+    params = sum(layer.n * (layer.k + 1) for layer in train_layers(spec))
+    want = -(-TARGET_PROGRAMS // weight_tiles(spec, cfg))
+    split = max(1, min(want, m // MIN_SPLIT_ROWS, MAX_WORKSPACE // (4 * params)))
+    return TrainConfig(**{**cfg.to_dict(), "split": 1 << (split.bit_length() - 1)})
+
+
+def default_table(spec: MLPSpec, buckets) -> dict[int, str]:
+    """default_for at each bucket as the Python literal the module holds (TRAIN_DEFAULT)."""
+    return {
+        b: "{" + ", ".join(f'"{k}": {v!r}' for k, v in default_for(spec, b).to_dict().items()) + "}"
+        for b in buckets
+    }
+
+
+def render_training(spec: MLPSpec) -> str:
+    """Source of the spec's training kernels (names in TRAIN_KERNELS); every TrainConfig runs
+    on it, its block sizes passed as tl.constexpr arguments."""
+    from mlpgen.render import MACROS, TL_DTYPES, environment
+
+    return (
+        environment()
+        .get_template("training.j2")
+        .render(
+            spec=spec,
+            tl_dtype=TL_DTYPES[spec.dtype],
+            macros=MACROS,
+            layers=fused_layers(spec),
+            act_saves=ACTIVATIONS[spec.act].saved,
+            out_saves=ACTIVATIONS[spec.out_act].saved,
+        )
+    )
+
+
+def kernel_names(spec: MLPSpec) -> list[str]:
+    """The @triton.jit kernels render_training defines (train_dout only with an out_act)."""
+    names = ["train_forward", "train_dgrad", "train_wgrad", "train_reduce"]
+    names += ["train_forward_fused", "train_backward_fused", "train_wgrad_fused"]
+    return names + ["train_dout"] * (spec.out_act != "none")

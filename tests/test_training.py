@@ -1,0 +1,282 @@
+"""The generated training path (mlpgen.training, templates/training.j2): its configs, its
+rendered source, and its gradients of input, weights and biases against an fp32 eager
+nn.Sequential, element by element with mlpgen.verify's tolerances: under the interpreter on tiny
+odd widths (every activation at least once, M not a multiple of the tile, rows split for the
+weight gradient), and on the GPU (`gpu` marker) at the shipped specs' shapes."""
+
+import ast
+
+import pytest
+import torch
+from conftest import SHIPPED
+from test_autograd import sequential
+
+from mlpgen.activations import ACTIVATIONS
+from mlpgen.emit import read_module
+from mlpgen.spec import MLPSpec, SpecError
+from mlpgen.training import (
+    DOMAIN,
+    MAX_WORKSPACE,
+    TrainConfig,
+    default_for,
+    grad_inputs,
+    kernel_names,
+    render_training,
+)
+from mlpgen.verify import check, poisoned_allocations
+
+TORCH = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
+
+
+def test_default_configs_are_valid_and_split_only_large_batches():
+    spec = MLPSpec((64, 64, 64, 64, 64, 3), act="relu")
+    for m in (1, 16, 256, 1024, 65536, 1 << 21):
+        cfg = default_for(spec, m)
+        assert TrainConfig.from_dict(cfg.to_dict()) == cfg
+        assert cfg.split == 1 or m // cfg.split >= 256
+    assert default_for(spec, 1).split == 1 and default_for(spec, 1 << 18).split > 1
+    wide = MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16")
+    params = 2 * 1024 * 4097
+    assert all(default_for(wide, m).split * params * 4 <= MAX_WORKSPACE for m in (1, 1 << 18))
+    assert default_for(MLPSpec((5, 3)), 1).block_n == 16  # tiles no wider than the widths
+    assert default_for(spec, 1).fused and not default_for(wide, 1).fused  # narrow MLPs fuse
+
+
+def test_domain_points_are_configs_and_bad_ones_are_refused():
+    for name, values in DOMAIN.items():
+        for v in values:
+            TrainConfig(**{name: v})
+    for bad in ({"block_m": 8}, {"split": 3}, {"num_warps": 0}, {"num_stages": 0}):
+        with pytest.raises(SpecError):
+            TrainConfig(**bad)
+
+
+# spec, what each layer's act' reads (Z, or the output where act' is a function of it)
+RENDER_SPECS = [
+    (MLPSpec((37, 20, 11), act="gelu", dtype="fp32"), ["z", None]),
+    (
+        MLPSpec((16, 33, 8, 5), act="relu", out_act="sigmoid", dtype="fp16", bias=False),
+        ["h", "h", "h"],
+    ),
+    (MLPSpec((8, 8), act="tanh", dtype="bf16"), [None]),
+    (MLPSpec((9, 17, 6), act="none", out_act="gelu_tanh", dtype="fp16"), [None, "z"]),
+]
+
+
+@pytest.mark.parametrize("spec, kinds", RENDER_SPECS, ids=lambda s: getattr(s, "name", ""))
+def test_rendered_kernels_parse_and_define_their_names(spec, kinds):
+    tree = ast.parse(render_training(spec))
+    defined = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)]
+    assert sorted(n for n in defined if not n.startswith("_")) == sorted(kernel_names(spec))
+    assert grad_inputs(spec) == kinds
+
+
+TILES = {"block_m": 16, "block_n": 16, "block_k": 16}
+# spec, M, launch config (None: the module's TRAIN_DEFAULT): every activation at least once,
+# M not a multiple of block_m, layers fused and a launch per layer, each with several column
+# tiles per layer, the weight gradient's rows split in three
+TRAIN_CASES = [
+    (MLPSpec((37, 20, 11), act="gelu", dtype="fp32"), 37, None),
+    (
+        MLPSpec((16, 33, 8, 5), act="relu", out_act="sigmoid", dtype="fp16", bias=False),
+        37,
+        TrainConfig(**TILES, fused=False),
+    ),
+    (
+        MLPSpec((24, 40, 24), act="silu", out_act="leaky_relu", dtype="fp16"),
+        37,
+        TrainConfig(**TILES, split=4, fused=True),
+    ),
+    (
+        MLPSpec((9, 17, 6), act="tanh", out_act="gelu_tanh", dtype="fp32"),
+        21,
+        TrainConfig(**TILES, split=2, fused=False),
+    ),
+]
+
+
+def test_cases_cover_every_activation():
+    assert {a for spec, _, _ in TRAIN_CASES for a in (spec.act, spec.out_act)} == set(ACTIVATIONS)
+
+
+def eager_grads(spec, fused, x, dy):
+    """Gradients of x and every parameter of the fp32 nn.Sequential with fused's weights."""
+    seq = fused.to_module().float()
+    xs = x.float().clone().requires_grad_()
+    (seq(xs) * dy.float()).sum().backward()
+    return [xs.grad] + [p.grad for p in seq.parameters()]
+
+
+def check_grads(spec, got, want):
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        verdict = check(g, w, spec.dtype)
+        assert verdict.ok, f"gradient {i} ({list(w.shape)}): {verdict.reason}"
+
+
+def train_step(mod, spec, m, device="cpu"):
+    """(fused, x, dy, [dx, dw0, db0, ...]) of one forward and backward through FusedMLP, every
+    buffer torch allocates poisoned with NaN. dy ~ N(0, 1/M): the weight gradients, sums over M
+    rows, stay O(1) like the outputs the tolerance table is made for (a mean-reduced loss)."""
+    torch.manual_seed(0)
+    dtype = TORCH[spec.dtype]
+    fused = mod.FusedMLP.from_module(
+        sequential(spec.widths, spec.act, spec.out_act, spec.bias).to(device)
+    )
+    x = torch.randn(m, spec.widths[0], device=device).to(dtype)
+    dy = (torch.randn(m, spec.widths[-1], device=device) / m**0.5).to(dtype)
+    xf = x.clone().requires_grad_()
+    with poisoned_allocations():
+        (fused(xf) * dy).sum().backward()
+    return fused, x, dy, [xf.grad] + [p.grad for p in fused.parameters()]
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize("spec, m, cfg", TRAIN_CASES, ids=lambda c: getattr(c, "name", None))
+def test_kernel_gradients_match_eager(load_generated, monkeypatch, spec, m, cfg):
+    mod, _ = load_generated(spec)
+    if cfg is not None:
+        monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: cfg.to_dict()})
+    ran = []  # the config each training step ran with
+    for name, at in (("_train_forward", 3), ("_train_backward", 6)):
+        real = getattr(mod, name)
+        spy = lambda *a, real=real, at=at, **k: ran.append(a[at]) or real(*a, **k)  # noqa: E731
+        monkeypatch.setattr(mod, name, spy)
+    fused, x, dy, got = train_step(mod, spec, m)
+    assert len(ran) == 2 and ran[0] is ran[1]  # both through the kernels, with one config
+    check_grads(spec, got, eager_grads(spec, fused, x, dy))
+
+
+@pytest.mark.interpret
+def test_split_weight_gradient_is_deterministic_and_reads_the_tuned_cell(load_generated):
+    """A TUNED cell's "train" config is the one the call runs: here the weight gradient's rows
+    split in three; the fixed-order sum gives the same bits on every run."""
+    spec = MLPSpec((12, 20, 7), act="gelu", dtype="fp32")
+    mod, _ = load_generated(spec)
+    cfg = TrainConfig(**TILES, split=4, fused=True).to_dict()
+    for cell in mod.TUNED["default"].values():
+        cell["train"] = cfg
+    mod._forget_dispatch()
+    assert mod._train_config(37, torch.empty(0)) == cfg
+    _, _, _, first = train_step(mod, spec, 37)
+    _, _, _, again = train_step(mod, spec, 37)
+    for a, b in zip(first, again):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.interpret
+def test_frozen_layers_and_input_only_gradients(load_generated):
+    """Gradients only where asked: x and the last layer; the first layer's are never formed."""
+    spec = MLPSpec((10, 19, 6), act="relu", dtype="fp32")
+    mod, _ = load_generated(spec)
+    fused = mod.FusedMLP.from_module(sequential(spec.widths, "relu"))
+    fused.linears[0].requires_grad_(False)
+    x = torch.randn(13, 10, requires_grad=True)
+    dy = torch.randn(13, 6)
+    (fused(x) * dy).sum().backward()
+    assert fused.linears[0].weight.grad is None
+    want = eager_grads(spec, fused, x.detach(), dy)
+    got = [x.grad, fused.linears[1].weight.grad, fused.linears[1].bias.grad]
+    check_grads(spec, got, [want[0], *want[3:]])
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize("fused", [False, True])
+def test_parameter_only_gradients(load_generated, monkeypatch, fused):
+    """x needs no gradient: dx is neither formed nor returned; the weights' are eager's."""
+    spec = MLPSpec((10, 19, 6), act="silu", out_act="tanh", dtype="fp32", bias=False)
+    mod, _ = load_generated(spec)
+    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: TrainConfig(**TILES, fused=fused).to_dict()})
+    fused_mlp = mod.FusedMLP.from_module(sequential(spec.widths, "silu", "tanh", bias=False))
+    x = torch.randn(13, 10)
+    dy = torch.randn(13, 6)
+    (fused_mlp(x) * dy).sum().backward()
+    want = eager_grads(spec, fused_mlp, x, dy)
+    check_grads(spec, [p.grad for p in fused_mlp.parameters()], want[1:])
+
+
+def saved_bytes(run):
+    """Bytes of the distinct storages autograd saves for backward while `run()` runs."""
+    storages = {}
+
+    def pack(t):
+        storages[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        run()
+    return sum(storages.values())
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize(
+    "spec",
+    [
+        MLPSpec((12, 40, 40, 6), act="gelu", dtype="fp32"),  # eager keeps Z and H, as we do
+        MLPSpec((12, 40, 40, 6), act="relu", out_act="sigmoid", dtype="fp32"),  # eager: H only
+    ],
+    ids=lambda s: s.name,
+)
+def test_training_saves_no_more_than_eager(load_generated, spec):
+    mod, _ = load_generated(spec)
+    seq = sequential(spec.widths, spec.act, spec.out_act)
+    fused = mod.FusedMLP.from_module(seq)
+    x = torch.randn(37, 12, requires_grad=True)
+    ours, eager = saved_bytes(lambda: fused(x)), saved_bytes(lambda: seq(x))
+    assert 0 < ours <= eager
+
+
+@pytest.mark.interpret
+def test_double_backward_is_refused(load_generated):
+    mod, _ = load_generated(MLPSpec((6, 9, 4), act="tanh", dtype="fp32"))
+    fused = mod.FusedMLP()
+    x = torch.randn(5, 6, requires_grad=True)
+    y = fused(x).square().sum()
+    with pytest.raises(RuntimeError, match="double backward"):
+        torch.autograd.grad(y, x, create_graph=True)
+
+
+# --- on the GPU -------------------------------------------------------------------------------
+
+GPU_SPECS = [read_module(p)[0] for p in SHIPPED] + [
+    MLPSpec((24, 40, 24), act="silu", dtype="bf16"),  # the interpreter's bf16 tl.dot is wrong
+    MLPSpec((16, 33, 8, 5), act="relu", out_act="sigmoid", dtype="fp16", bias=False),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec", GPU_SPECS, ids=lambda s: s.name)
+@pytest.mark.parametrize("m", [1, 37, 1000, 70001])
+def test_gpu_gradients_match_eager(load_generated, spec, m):
+    """The training kernels on the GPU with the module's default configs (rows split for the
+    weight gradient at the larger M)."""
+    mod, _ = load_generated(spec)
+    fused, x, dy, got = train_step(mod, spec, m, "cuda")
+    check_grads(spec, got, eager_grads(spec, fused, x, dy))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("split", [1, 8])
+def test_gpu_compiled_training_step_runs_the_backward_op(load_generated, monkeypatch, split):
+    """torch.compile(fullgraph=True) of forward and backward: one graph, the gradients of the
+    op's backward (the training kernels through wrap_triton) equal to eager's."""
+    import sys
+
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    spec = MLPSpec((64, 96, 33), act="gelu", dtype="fp16")
+    mod, _ = load_generated(spec)
+    cfg = TrainConfig(block_m=32, block_n=32, block_k=32, split=split).to_dict()
+    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: cfg})
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    torch._dynamo.reset()
+    fused = mod.FusedMLP.from_module(sequential(spec.widths, "gelu").cuda())
+    counter = CompileCounterWithBackend("inductor")
+    step = torch.compile(lambda x, dy: (fused(x) * dy).sum(), backend=counter, fullgraph=True)
+    x = torch.randn(1000, 64, device="cuda", dtype=torch.float16)
+    dy = torch.randn(1000, 33, device="cuda", dtype=torch.float16)
+    xf = x.clone().requires_grad_()
+    step(xf, dy).backward()
+    assert counter.frame_count == 1
+    got = [xf.grad] + [p.grad for p in fused.parameters()]
+    check_grads(spec, got, eager_grads(spec, fused, x, dy))
