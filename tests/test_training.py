@@ -244,6 +244,12 @@ GPU_SPECS = [read_module(p)[0] for p in SHIPPED] + [
 ]
 
 
+@pytest.fixture(autouse=True)
+def train_kernels_on_the_gpu(monkeypatch):
+    """On a GPU the module trains through its kernels only where MLPGEN_TRAIN_KERNELS=1."""
+    monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("spec", GPU_SPECS, ids=lambda s: s.name)
 @pytest.mark.parametrize("m", [1, 37, 1000, 70001])
@@ -252,6 +258,7 @@ def test_gpu_gradients_match_eager(load_generated, spec, m):
     weight gradient at the larger M)."""
     mod, _ = load_generated(spec)
     fused, x, dy, got = train_step(mod, spec, m, "cuda")
+    assert mod._trains_by_kernels(x)
     check_grads(spec, got, eager_grads(spec, fused, x, dy))
 
 
