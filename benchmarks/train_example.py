@@ -62,9 +62,9 @@ def train(
     dtype = torch.float16 if cuda else torch.float32
     model = Field().to(device)
     if not eager:
-        from mlpgen.fuse import fuse
+        import mlpgen
 
-        report = fuse(model, out=out, dtype="fp16" if cuda else "fp32")
+        report = mlpgen.fuse(model, out=out, dtype="fp16" if cuda else "fp32")
         model.float()  # fp32 master weights; autocast runs the MLP in fp16
         log(f"fused: {[(r.path, r.spec.name) for r in report.replaced]}")
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)

@@ -51,7 +51,7 @@ COMMANDS_HELP = """commands:
   mlpgen show MODULE                  print a module's spec and tuned configs
   mlpgen bench MODULE                 time a module against eager, CUDA graphs, torch.compile
   mlpgen profile MODULE --batch N     eager vs the module under torch.profiler
-  mlpgen scan FILE:FACTORY            list the MLP blocks mlpgen.fuse.fuse would replace
+  mlpgen scan FILE:FACTORY            list the MLP blocks mlpgen.fuse would replace
 Run `mlpgen COMMAND --help` for a command's options."""
 
 
@@ -945,7 +945,7 @@ def cmd_scan(argv: list[str]) -> int:
 
     p = Parser(
         prog="mlpgen scan",
-        description="List the MLP blocks that mlpgen.fuse.fuse(model) would replace: the specs\n"
+        description="List the MLP blocks that mlpgen.fuse(model) would replace: the specs\n"
         "it would generate, with the command that tunes each, and the modules with two or more\n"
         "Linear layers it leaves, with the reason. Nothing is written.\n"
         "This imports FILE and runs FACTORY (a function that takes no arguments and builds\n"
@@ -972,7 +972,7 @@ def cmd_scan(argv: list[str]) -> int:
     if probe(out, "--out") and not out.is_dir():
         raise UsageError(f"--out {short(args.out)}: exists and is not a folder")
     model = build_model(path, factory)
-    from mlpgen.fuse import check_out, report_text, scan
+    from mlpgen.adopt import check_out, report_text, scan
 
     report = scan(model, args.dtype)
     missing = check_out(report.specs, out)  # a damaged module there: SpecError, one line

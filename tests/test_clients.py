@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
+import mlpgen
 from mlpgen.emit import module_path
-from mlpgen.fuse import fuse, unfuse
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import MLPSpec
 from mlpgen.verify import check
@@ -45,7 +45,7 @@ def test_vit_tiny_has_its_12_mlp_blocks_fused_and_unfused(tmp_path, monkeypatch)
     originals = [block.mlp for block in model.blocks]
     assert len(originals) == 12 and all(type(m) is Mlp for m in originals)
     with pytest.warns(UserWarning, match="mlpgen --widths 192,768,192 --act gelu --dtype fp32"):
-        report = fuse(model, out=tmp_path)
+        report = mlpgen.fuse(model, out=tmp_path)
 
     spec = MLPSpec((192, 768, 192), act="gelu", dtype="fp32")
     assert [(r.path, r.spec) for r in report.replaced] == [
@@ -63,7 +63,7 @@ def test_vit_tiny_has_its_12_mlp_blocks_fused_and_unfused(tmp_path, monkeypatch)
     with torch.no_grad():
         want = reference(x)
         torch.testing.assert_close(model(x), want, atol=1e-5, rtol=1e-5)
-    assert unfuse(model) == [f"blocks.{i}.mlp" for i in range(12)]
+    assert mlpgen.unfuse(model) == [f"blocks.{i}.mlp" for i in range(12)]
     assert [block.mlp for block in model.blocks] == originals
     with torch.no_grad():
         torch.testing.assert_close(model(x), want, atol=1e-5, rtol=1e-5)
@@ -85,7 +85,7 @@ def test_a_small_timm_vit_runs_the_fused_kernel_under_the_interpreter(tmp_path, 
     ).eval()
     reference = copy.deepcopy(model)
     with pytest.warns(UserWarning, match="mlpgen --widths 15,33,15 --act gelu --dtype fp32"):
-        report = fuse(model, out=tmp_path)
+        report = mlpgen.fuse(model, out=tmp_path)
     assert [r.path for r in report.replaced] == ["blocks.0.mlp", "blocks.1.mlp"]
 
     no_torch_path(model, monkeypatch)
@@ -134,7 +134,7 @@ def test_hand_written_and_torchvision_mlps_are_fused_residual_and_gpt2_left(tmp_
     reference = copy.deepcopy(model)
     originals = list(model)
     with pytest.warns(UserWarning, match="heuristic default") as caught:
-        report = fuse(model, out=tmp_path)
+        report = mlpgen.fuse(model, out=tmp_path)
     hand = MLPSpec((10, 23, 12), act="relu", dtype="fp32")
     vision = MLPSpec((12, 37, 12), act="silu", dtype="fp32")
     assert [(r.path, r.spec) for r in report.replaced] == [("0", hand), ("1", vision)]
@@ -153,7 +153,7 @@ def test_hand_written_and_torchvision_mlps_are_fused_residual_and_gpt2_left(tmp_
     x = torch.randn(2, 5, 10)
     with torch.no_grad():
         torch.testing.assert_close(model(x), reference(x), atol=1e-5, rtol=1e-5)
-    assert unfuse(model) == ["0", "1"]
+    assert mlpgen.unfuse(model) == ["0", "1"]
     assert list(model) == originals
 
 
@@ -184,7 +184,7 @@ def test_clip_vision_mlp_blocks_are_fused(tmp_path, monkeypatch, hidden_act, act
     paths = clip_mlp_paths(model)
     assert len(paths) == 2
     with pytest.warns(UserWarning, match=f"mlpgen --widths 24,37,24 --act {act} --dtype fp32"):
-        report = fuse(model, out=tmp_path)
+        report = mlpgen.fuse(model, out=tmp_path)
     spec = MLPSpec((24, 37, 24), act=act, dtype="fp32")
     assert [(r.path, r.spec) for r in report.replaced] == [(p, spec) for p in paths]
     assert all(type(model.get_submodule(p)).__name__ == "FusedMLP" for p in paths)
@@ -195,7 +195,7 @@ def test_clip_vision_mlp_blocks_are_fused(tmp_path, monkeypatch, hidden_act, act
         got = model(pixel_values=pixels).last_hidden_state
         want = reference(pixel_values=pixels).last_hidden_state
     torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
-    assert unfuse(model) == paths
+    assert mlpgen.unfuse(model) == paths
     assert clip_mlp_paths(model) == paths
 
 
@@ -203,7 +203,7 @@ def test_clip_quick_gelu_blocks_are_left_with_the_activation_named(tmp_path):
     model = clip_vision("quick_gelu")  # CLIP's default: x * sigmoid(1.702 x), not mlpgen's
     before = copy.deepcopy(model.state_dict())
     out = tmp_path / "out"
-    report = fuse(model, out=out)
+    report = mlpgen.fuse(model, out=out)
     assert report.replaced == [] and report.written == [] and not out.exists()
     reason = "activation_fn (QuickGELUActivation) is neither a Linear nor an activation mlpgen has"
     left = {left.path: left.reason for left in report.left}

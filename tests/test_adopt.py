@@ -1,4 +1,4 @@
-"""Adopting a model's MLP blocks: chains found by tracing (mlpgen.fuse.chain_of), fuse/unfuse on
+"""Adopting a model's MLP blocks: chains found by tracing (mlpgen.adopt.chain_of), fuse/unfuse on
 a small transformer, the refusals, and `mlpgen scan`."""
 
 import copy
@@ -13,8 +13,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlpgen import cli
+from mlpgen.adopt import chain_of, fuse, scan, unfuse
 from mlpgen.emit import module_path, write_module
-from mlpgen.fuse import chain_of, fuse, scan, unfuse
 from mlpgen.spec import MLPSpec, SpecError
 
 
