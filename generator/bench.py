@@ -431,6 +431,9 @@ def run_bench(
         from mlpgen.train_bench import TrainModels
 
         models = TrainModels(spec, mod, weights, biases)
+        # which backward the module's training steps ran: its kernels or the torch ops
+        probe = torch.empty(1, spec.widths[0], dtype=weights[0].dtype, device=dev)
+        env["backward"] = "kernels" if mod._trains_by_kernels(probe) else "torch"
     else:
         models = Models(spec, mod, weights, biases)
     inputs = {b: random_problem(spec, b, dev, seed + 1 + i)[0] for i, b in enumerate(batches)}
