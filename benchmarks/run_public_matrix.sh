@@ -2,20 +2,33 @@
 # The public matrix on the GPU at hand: bench every shipped module, then render BENCHMARKS.md.
 #   bash benchmarks/run_public_matrix.sh                 # every contender (torch.compile is slow)
 #   bash benchmarks/run_public_matrix.sh --no-compile    # extra arguments go to mlpgen bench
-# Results go to benchmarks/results/$GPU/<module>.json (GPU: e.g. h200, from the device's name);
-# a module whose bench fails keeps its recorded result, and the script exits 1.
+#   bash benchmarks/run_public_matrix.sh --train ...     # training steps (mlpgen bench --train)
+# Results go to benchmarks/results/$GPU/<module>.json, training steps to .../train/<module>.json
+# (GPU: e.g. h200, from the device's name); a module whose bench fails keeps its recorded
+# result, and the script exits 1. Training steps of the 64-wide MLP run up to 2^21 rows as well,
+# the size its fields train at.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GPU=${GPU:-$(python -c 'import torch; print(torch.cuda.get_device_name().split()[-1].lower())')}
 out=benchmarks/results/$GPU
+train=()
+if [[ ${1:-} == --train ]]; then
+    train=(--train)
+    out=$out/train
+    shift
+fi
 mkdir -p "$out"
 status=0
 for module in tuned/mlp_*.py; do
     name=$(basename "$module" .py)
-    if mlpgen bench "$module" --json "$@" > "$out/$name.json.new"; then
+    batches=()
+    if [[ ${#train[@]} -gt 0 && $name == mlp_64x64x64x64x64x3_* ]]; then
+        batches=(--batches 1,64,1024,16384,262144,2097152)
+    fi
+    if mlpgen bench "$module" "${train[@]}" "${batches[@]}" --json "$@" > "$out/$name.json.new"; then
         mv "$out/$name.json.new" "$out/$name.json"
     else
-        echo "run_public_matrix: mlpgen bench $module failed" >&2
+        echo "run_public_matrix: mlpgen bench $module ${train[*]} failed" >&2
         rm -f "$out/$name.json.new"
         status=1
     fi
