@@ -5,6 +5,7 @@
 #   cold         the default tune from an empty triton cache into an empty folder, timed
 #                -> benchmarks/results/$GPU/tune/cold_<module>.json
 # Usage: bash benchmarks/record_search.sh exhaustive|cold SPEC...
+#   KEEP=DIR: copy each cold tune's module (and trial log) into DIR as well
 #   SPEC: the mlpgen arguments of one spec joined by ':', e.g. 256,512,256:gelu:fp16
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +46,9 @@ data["command"] = (f"TRITON_CACHE_DIR=<empty> mlpgen --widths {widths} --act {ac
                    f"--dtype {dtype} --out <empty> --json")
 print(json.dumps(data, indent=1))
 PY
+        if [[ -n ${KEEP:-} ]]; then
+            mkdir -p "$KEEP" && cp "$work/$name".* "$KEEP/"
+        fi
         ;;
     *) echo "record_search.sh: mode must be exhaustive or cold, not '$mode'" >&2; exit 2 ;;
     esac

@@ -8,6 +8,7 @@ benchmarks/results/<gpu>/ holds what the commands wrote, as they wrote it:
     <module>.json               mlpgen bench tuned/<module>.py --json        the public matrix
     train/<module>.json         the same with --train                        training steps
     tune/<module>.json          mlpgen --widths ... --json                   tune times
+    tune/shared_<module>.json   benchmarks/record_shared_tune.sh             a shared study
     search/<table>.json         {"title", "command", "header", "rows"}       replay, ablation
     exhaustive/*.trials.json    exhaustive trial logs (read by tests, not rendered here)
 
@@ -45,6 +46,13 @@ class Gpu:
     tune: list[dict] = field(default_factory=list)
     search: list[dict] = field(default_factory=list)
     compare: list[dict] = field(default_factory=list)
+
+
+SHARED_TEXT = (
+    "Two `mlpgen retune` processes on one GPU against one Optuna journal file: each measures "
+    "the configs no other process has claimed and reads the others' results, so both report "
+    "the study's measured count; the module is written once, with every bucket."
+)
 
 
 def load(results: Path = RESULTS) -> list[Gpu]:
@@ -254,6 +262,26 @@ def tune_table(runs: list[dict]) -> list[str]:
     return [grid(header, rows, markdown=True), "", *commands]
 
 
+def shared_table(runs: list[dict]) -> list[str]:
+    """Shared studies (benchmarks/record_shared_tune.sh): processes on one journal file."""
+    header = ["spec", "processes", "measured (each)", "measured twice", "buckets", "wall s"]
+    rows, commands = [], []
+    for d in runs:
+        buckets = sorted({b for cells in d["buckets_in_module"].values() for b in cells})
+        rows.append(
+            [
+                d["command"].split()[-1],
+                str(len(d["processes"])),
+                " / ".join(str(p["measured"]) for p in d["processes"]),
+                str(d["measured_twice"]),
+                str(len(buckets)),
+                fmt_us(d["wall_seconds"]),
+            ]
+        )
+        commands.append(f"- `{d['command']}` (writes {d['_file']})")
+    return [grid(header, rows, markdown=True), "", *commands]
+
+
 def search_section(table: dict) -> list[str]:
     """A table another tool computed (e.g. the held-out replay, the sampler ablation)."""
     out = [f"#### {table['title']}", "", f"`{table['command']}`", ""]
@@ -303,8 +331,12 @@ def benchmarks_md(gpus: list[Gpu]) -> str:
             for d in gpu.train:
                 out += [""] + module_section(d)
         # cold tune times, rendered once their results exist
-        if gpu.tune:
-            out += ["", f"## Tune times: {name}", "", *tune_table(gpu.tune)]
+        tunes = [d for d in gpu.tune if "processes" not in d]
+        shared = [d for d in gpu.tune if "processes" in d]
+        if tunes:
+            out += ["", f"## Tune times: {name}", "", *tune_table(tunes)]
+        if shared:
+            out += ["", f"## Shared studies: {name}", "", SHARED_TEXT, "", *shared_table(shared)]
         if gpu.compare:
             out += ["", f"## Module layouts compared: {name}"]
             for table in gpu.compare:

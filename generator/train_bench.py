@@ -18,12 +18,12 @@ import copy
 import math
 import time
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 import torch
 
-from mlpgen.activations import ACTIVATIONS
 from mlpgen.bench import (
     Contender,
     Models,
@@ -38,6 +38,7 @@ from mlpgen.verify import Check, check
 
 LOSS = "y.float().square().mean()"
 GRAD_TOLERANCE = 2.0  # gradients: verify's tolerance times this (check_step says why)
+EAGER_FACTOR = 2.0  # ... or this times eager's own error in the dtype, if larger
 
 
 def loss_scale(spec: MLPSpec, m: int) -> float:
@@ -82,37 +83,15 @@ def step(loss_of: Callable, params: tuple, x: torch.Tensor, scale: torch.Tensor 
     return (y, *torch.autograd.grad(loss, (x, *params)))
 
 
-# Activations whose derivative jumps at 0: a pre-activation within rounding of 0 is on either
-# side in a dtype's forward, and the whole gradient through that unit flips with it.
-KINKED = frozenset({"relu", "leaky_relu"})
-# How far rounding may move a pre-activation, relative to sum_k |w_k h_k| + |b|: the unit
-# roundoff of the hidden activations (fp16, bf16); fp32, the error of fp32 sums in any order
-# (eager's dots are fp32; tf32 dots, as the module's kernels run them, are not allowed for).
-ROUNDING = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32: 2.0**-20}
-
-
-def kink_rows(spec: MLPSpec, x, weights, biases) -> torch.Tensor | None:
-    """The rows whose input gradient depends on how the forward rounds (None if no layer's
-    activation is KINKED): where a kinked pre-activation z of the fp32 reference has another
-    sign than in the same forward with each layer's output rounded to the dtype, or lies within
-    u * (sum_k |w_k h_k| + |b|) of 0 there, u from ROUNDING: an input of its dot one ulp off
-    (a hidden activation rounded the other way after a sum in another order) moves z that far."""
-    acts = [spec.act] * (len(weights) - 1) + [spec.out_act]
-    if not KINKED.intersection(acts):
-        return None
-    dtype, linear = x.dtype, torch.nn.functional.linear
-    rows = torch.zeros(x.shape[0], dtype=torch.bool, device=x.device)
-    exact = rounded = x.float()
-    for i, w in enumerate(weights):
-        w32, b32 = w.float(), None if biases is None else biases[i].float()
-        z = linear(exact, w32, b32)
-        zr = linear(rounded, w32, b32).to(dtype).float()
-        if acts[i] in KINKED:
-            size = linear(rounded.abs(), w32.abs(), None if b32 is None else b32.abs())
-            rows |= ((z > 0) != (zr > 0)).any(1) | (zr.abs() <= ROUNDING[dtype] * size).any(1)
-        fn = ACTIVATIONS[acts[i]].torch_fn
-        exact, rounded = fn(z), fn(zr).to(dtype).float()
-    return rows
+@contextmanager
+def eager_precision(dtype: torch.dtype):
+    """Eager's fp32 matrix products in tf32, as the module's kernels run fp32 dots on a GPU."""
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = before or dtype == torch.float32
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
 
 
 @dataclass(frozen=True)
@@ -127,7 +106,7 @@ def check_step(
     got: Sequence[torch.Tensor],
     want: Sequence[torch.Tensor],
     spec: MLPSpec,
-    skip_rows: torch.Tensor | None = None,
+    eager: Sequence[torch.Tensor] | None = None,
 ) -> Check:
     """Every tensor of a step against the fp32 step's, element-wise within verify's tolerance
     for the dtype: the output as verify.check does; each gradient within twice that tolerance,
@@ -137,30 +116,42 @@ def check_step(
     the tensor's magnitude rather than each element's (an element that sums to nearly zero
     keeps the error of its large terms), and gradients come at any scale (the loss is a mean
     over M*N elements); twice because the backward rounds its own intermediates (dL/dh of each
-    layer) in the dtype on top of the forward's. skip_rows (kink_rows): dx rows not checked."""
+    layer) in the dtype on top of the forward's.
+
+    eager: the same step through nn.Sequential in the dtype. Where given, a gradient element
+    may also be off by EAGER_FACTOR times eager's largest error in that tensor: through relu or
+    leaky_relu, a pre-activation within rounding of 0 lands on either side in any forward in
+    the dtype, and the gradient of its whole row flips with it, in eager as in a kernel."""
     with torch.no_grad():
-        return _check_step(got, want, spec, skip_rows)
+        return _check_step(got, want, spec, eager)
 
 
-def _check_step(got, want, spec: MLPSpec, skip_rows) -> Check:
+def check_grad(g, w, dtype: str, e=None, name: str = "gradient") -> Check:
+    """One gradient g against the fp32 reference's w as check_step judges it (e: eager's); where
+    and got/want relative to w's largest |element|."""
+    s = float(w.abs().max()) if w.numel() else 1.0
+    s = s if s > 0 else 1.0
+    g, w = g.float() / s, w.float() / s
+    floor = 0.0
+    if e is not None and e.shape == w.shape and w.numel():
+        floor = EAGER_FACTOR * float((e.float() / s - w).abs().max())
+    result = check(g, w, dtype, GRAD_TOLERANCE, floor)
+    if result.ok:
+        return result
+    return replace(result, reason=f"{result.reason}, over the largest |{name}| of {s:.3g}")
+
+
+def _check_step(got, want, spec: MLPSpec, eager) -> Check:
     names = result_names(spec)
     if len(got) != len(names) or len(want) != len(names):
         return StepCheck(False, math.inf, reason=f"{len(got)} results, expected {len(names)}")
     worst, errs = None, {}
-    for name, g, w in zip(names, got, want):
+    eager = [None] * len(names) if eager is None else eager
+    for name, g, w, e in zip(names, got, want, eager):
         if name == "y":
             result = check(g, w, spec.dtype)
         else:
-            s = float(w.abs().max()) if w.numel() else 1.0
-            s = s if s > 0 else 1.0
-            g, w = g.float() / s, w.float() / s
-            if name == "dx" and skip_rows is not None and g.shape == w.shape:
-                keep = (~skip_rows).unsqueeze(1)  # kink_rows: either value is right there
-                g, w = g * keep, w * keep
-            result = check(g, w, spec.dtype, GRAD_TOLERANCE)
-            if not result.ok:
-                reason = f"{result.reason}, over the largest |{name}| of {s:.3g}"
-                result = replace(result, reason=reason)
+            result = check_grad(g, w, spec.dtype, e, name)
         errs[name] = result.err
         if worst is None or result.err > worst[1].err:
             worst = (name, result)
@@ -181,7 +172,6 @@ class TrainModels(Models):
         w32 = [w.float() for w in weights]
         b32 = None if biases is None else [b.float() for b in biases]
         self.reference = LossOf(build_sequential(spec, w32, b32))
-        self.unchecked: dict[int, int] = {}  # batch: dx rows not checked (kink_rows)
 
     def scale(self, m: int, device) -> torch.Tensor | None:
         s = loss_scale(self.spec, m)
@@ -219,22 +209,21 @@ class TrainModels(Models):
             return capture(run)
         return Prepared(call=run, output=run)
 
-    def expected(self, x: torch.Tensor) -> tuple[tuple[torch.Tensor, ...], torch.Tensor | None]:
-        """The step in fp32 through nn.Sequential, with the same loss scale, and the rows whose
-        dx is not checked (kink_rows; their count goes to the settings)."""
-        x32 = x.detach().float().requires_grad_()
+    def expected(self, x: torch.Tensor) -> tuple[tuple, tuple]:
+        """The step in fp32 through nn.Sequential, with the same loss scale, and the same step
+        through it in the dtype (check_step's eager)."""
         scale = self.scale(x.shape[0], x.device)
-        ref = self.reference
-        results = tuple(t.detach() for t in step(ref, tuple(ref.parameters()), x32, scale))
-        with torch.no_grad():
-            skip = kink_rows(self.spec, x.detach(), self.weights, self.biases)
-        if skip is not None:
-            self.unchecked[x.shape[0]] = int(skip.sum())
-        return results, skip
+        ref, seq = self.reference, self.seq_loss
+        x32 = x.detach().float().requires_grad_()
+        want = tuple(t.detach() for t in step(ref, tuple(ref.parameters()), x32, scale))
+        with eager_precision(x.dtype):
+            xe = x.detach().clone().requires_grad_()
+            eager = tuple(t.detach() for t in step(seq, tuple(seq.parameters()), xe, scale))
+        return want, eager
 
     def verdict(self, output, expected) -> Check:
-        results, skip = expected
-        return check_step(output, results, self.spec, skip)
+        want, eager = expected
+        return check_step(output, want, self.spec, eager)
 
     def settings(self, batches: Sequence[int]) -> dict:
         """What a --train run records in its settings, beside bench's."""
@@ -243,17 +232,14 @@ class TrainModels(Models):
             "the loss in x (requires grad) and every weight and bias (fresh tensors, nothing "
             "accumulates in .grad); graph contenders capture the whole step",
             "check": "before timing, the output (verify.check) and every gradient (twice verify's "
-            "tolerance, relative to the reference gradient's largest element) against the same "
-            "step in fp32 through nn.Sequential; a WRONG contender is not timed. relu and "
-            "leaky_relu: dx is not checked in rows where a pre-activation's side of 0 depends "
-            "on rounding (dx_rows_unchecked)",
+            "tolerance, relative to the reference gradient's largest element, or twice eager's "
+            "largest error in the dtype if larger: relu kinks) against the same step in fp32 "
+            "through nn.Sequential; a WRONG contender is not timed",
             "compile": "one torch.compile per mode of the forward and the loss, dynamic=False "
             "(AOTAutograd compiles the backward): each batch size is compiled on its first "
             "call; compile_s is that time and is not in the timings",
             "loss": LOSS,
         }
-        if self.unchecked:
-            out["dx_rows_unchecked"] = {str(b): n for b, n in sorted(self.unchecked.items())}
         if self.spec.dtype == "fp16":
             out["loss_scale"] = {str(b): loss_scale(self.spec, b) for b in batches}
         return out

@@ -86,9 +86,11 @@ class Check:
     reason: str = ""  # why it failed, one line; "" when ok
 
 
-def check(out: torch.Tensor, ref: torch.Tensor, dtype: str, scale: float = 1.0) -> Check:
+def check(
+    out: torch.Tensor, ref: torch.Tensor, dtype: str, scale: float = 1.0, floor: float = 0.0
+) -> Check:
     """Compare `out` with the fp32 reference `ref` element-wise within TOLERANCES[dtype], both
-    its tolerances times `scale`."""
+    its tolerances times `scale`, or within `floor` where that is larger."""
     if tuple(out.shape) != tuple(ref.shape):
         return Check(
             False, math.inf, reason=f"output shape {tuple(out.shape)}, not {tuple(ref.shape)}"
@@ -97,7 +99,8 @@ def check(out: torch.Tensor, ref: torch.Tensor, dtype: str, scale: float = 1.0) 
         return Check(True, 0.0)
     tol = TOLERANCES[dtype]
     ref = ref.float()
-    ratio = (out.float() - ref).abs_().div_(ref.abs().mul_(tol.rtol * scale).add_(tol.atol * scale))
+    bound = ref.abs().mul_(tol.rtol * scale).add_(tol.atol * scale).clamp_(min=floor)
+    ratio = (out.float() - ref).abs_().div_(bound)
     bad = (~torch.isfinite(ratio)).flatten()
     if bad.any():  # the first NaN/Inf (in row order: where a kernel stopped writing)
         flat, err = int(bad.nonzero()[0, 0]), math.inf

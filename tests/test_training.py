@@ -1,8 +1,9 @@
 """The generated training path (mlpgen.training, templates/training.j2): its configs, its
 rendered source, and its gradients of input, weights and biases against an fp32 eager
-nn.Sequential, element by element with mlpgen.verify's tolerances: under the interpreter on tiny
-odd widths (every activation at least once, M not a multiple of the tile, rows split for the
-weight gradient), and on the GPU (`gpu` marker) at the shipped specs' shapes."""
+nn.Sequential as `mlpgen bench --train` checks them (train_bench.check_grad): under the
+interpreter on tiny odd widths (every activation at least once, M not a multiple of the tile,
+rows split for the weight gradient), and on the GPU (`gpu` marker) at the shipped specs'
+shapes."""
 
 import ast
 
@@ -14,6 +15,7 @@ from test_autograd import sequential
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import read_module
 from mlpgen.spec import MLPSpec, SpecError
+from mlpgen.train_bench import check_grad, eager_precision
 from mlpgen.training import (
     DOMAIN,
     MAX_WORKSPACE,
@@ -23,7 +25,7 @@ from mlpgen.training import (
     kernel_names,
     render_training,
 )
-from mlpgen.verify import check, poisoned_allocations
+from mlpgen.verify import poisoned_allocations
 
 TORCH = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
 
@@ -99,18 +101,27 @@ def test_cases_cover_every_activation():
     assert {a for spec, _, _ in TRAIN_CASES for a in (spec.act, spec.out_act)} == set(ACTIVATIONS)
 
 
-def eager_grads(spec, fused, x, dy):
-    """Gradients of x and every parameter of the fp32 nn.Sequential with fused's weights."""
-    seq = fused.to_module().float()
-    xs = x.float().clone().requires_grad_()
-    (seq(xs) * dy.float()).sum().backward()
+def eager_grads(fused, x, dy, fp32=True):
+    """Gradients of x and every parameter of nn.Sequential with fused's weights, in fp32 (the
+    reference) or in the layer dtype (eager's own rounding: check_grad's floor)."""
+    seq = fused.to_module()
+    if fp32:
+        seq, x, dy = seq.float(), x.float(), dy.float()
+    xs = x.clone().requires_grad_()
+    with eager_precision(x.dtype):
+        (seq(xs) * dy).sum().backward()
     return [xs.grad] + [p.grad for p in seq.parameters()]
 
 
-def check_grads(spec, got, want):
+def check_grads(spec, got, fused, x, dy, which=None):
+    """got, gradients of x and the parameters (or those at the indices `which`), as bench
+    --train checks them: train_bench.check_grad against fp32, eager's own error as a floor."""
+    want, eager = eager_grads(fused, x, dy), eager_grads(fused, x, dy, fp32=False)
+    if which is not None:
+        want, eager = [want[i] for i in which], [eager[i] for i in which]
     assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        verdict = check(g, w, spec.dtype)
+    for i, (g, w, e) in enumerate(zip(got, want, eager)):
+        verdict = check_grad(g, w, spec.dtype, e)
         assert verdict.ok, f"gradient {i} ({list(w.shape)}): {verdict.reason}"
 
 
@@ -144,7 +155,7 @@ def test_kernel_gradients_match_eager(load_generated, monkeypatch, spec, m, cfg)
         monkeypatch.setattr(mod, name, spy)
     fused, x, dy, got = train_step(mod, spec, m)
     assert len(ran) == 2 and ran[0] is ran[1]  # both through the kernels, with one config
-    check_grads(spec, got, eager_grads(spec, fused, x, dy))
+    check_grads(spec, got, fused, x, dy)
 
 
 @pytest.mark.interpret
@@ -175,9 +186,8 @@ def test_frozen_layers_and_input_only_gradients(load_generated):
     dy = torch.randn(13, 6)
     (fused(x) * dy).sum().backward()
     assert fused.linears[0].weight.grad is None
-    want = eager_grads(spec, fused, x.detach(), dy)
     got = [x.grad, fused.linears[1].weight.grad, fused.linears[1].bias.grad]
-    check_grads(spec, got, [want[0], *want[3:]])
+    check_grads(spec, got, fused, x.detach(), dy, which=[0, 3, 4])
 
 
 @pytest.mark.interpret
@@ -191,8 +201,7 @@ def test_parameter_only_gradients(load_generated, monkeypatch, fused):
     x = torch.randn(13, 10)
     dy = torch.randn(13, 6)
     (fused_mlp(x) * dy).sum().backward()
-    want = eager_grads(spec, fused_mlp, x, dy)
-    check_grads(spec, [p.grad for p in fused_mlp.parameters()], want[1:])
+    check_grads(spec, [p.grad for p in fused_mlp.parameters()], fused_mlp, x, dy, which=[1, 2])
 
 
 def saved_bytes(run):
@@ -259,7 +268,7 @@ def test_gpu_gradients_match_eager(load_generated, spec, m):
     mod, _ = load_generated(spec)
     fused, x, dy, got = train_step(mod, spec, m, "cuda")
     assert mod._trains_by_kernels(x)
-    check_grads(spec, got, eager_grads(spec, fused, x, dy))
+    check_grads(spec, got, fused, x, dy)
 
 
 @pytest.mark.gpu
@@ -286,4 +295,4 @@ def test_gpu_compiled_training_step_runs_the_backward_op(load_generated, monkeyp
     step(xf, dy).backward()
     assert counter.frame_count == 1
     got = [xf.grad] + [p.grad for p in fused.parameters()]
-    check_grads(spec, got, eager_grads(spec, fused, x, dy))
+    check_grads(spec, got, fused, x, dy)
