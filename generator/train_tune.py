@@ -10,7 +10,7 @@ candidate's row tile, then timed by measure.timed (timing.time_call, the forward
 timing method), scored by Measurement.score like the forward's candidates.
 
 The search is the forward's, on a smaller scale (mlpgen.tune: its Objective and Encoding, its
-sampler, its budget, its re-measurement and never_slower): the torch backward, training's
+sampler, its budget rule, its re-measurement and never_slower): the torch backward, training's
 default_for and this GPU's previous train winner are measured first, TPE proposes the rest; a
 repeated proposal gets its recorded score back; the best few and the torch backward are measured
 again and a kernel config wins only where it beats the torch backward beyond the noise. The
@@ -27,7 +27,7 @@ import itertools
 import os
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import optuna
@@ -62,6 +62,10 @@ from mlpgen.tune import (
 )
 
 TORCH_BACKWARD = TorchBackward()
+# A bucket's default budget: a quarter of its candidates within these (the forward's is 12 to 48;
+# `--trials` sets both). A train candidate compiles its kernels in the measuring worker, one at a
+# time, where the forward's compile in a pool ahead of it, so each costs seconds more.
+TRAIN_BUDGET = (8, 24)
 
 
 @dataclass(frozen=True)
@@ -213,7 +217,9 @@ def plan_train(
     for i, b in enumerate(opts.buckets):
         space = train_space(spec, b)
         n = len(space.candidates)
-        target = n if opts.exhaustive else min(n, budget(n, opts))
+        target = (
+            n if opts.exhaustive else min(n, budget(n, replace(opts, budget_range=TRAIN_BUDGET)))
+        )
         study = optuna.create_study(
             sampler=make_sampler(opts.seed + i, target, opts.sampler), direction="minimize"
         )

@@ -18,6 +18,7 @@ from mlpgen.spec import MLPSpec
 from mlpgen.train_bench import TrainModels
 from mlpgen.train_tune import (
     TORCH_BACKWARD,
+    TRAIN_BUDGET,
     measure_train_candidate,
     search_train,
     train_choice,
@@ -76,6 +77,14 @@ def test_the_search_proposes_configs_and_picks_the_fastest_verified():
     assert r.winner[0] == fastest[0] and r.winner[0].num_warps != 8
     assert r.winner[1].score < 10.0 / (1 + NOISE)  # beats the torch backward beyond the noise
     assert len(train_space(SPEC, 1024).candidates) > 100  # a search, not a sweep
+
+
+def test_the_default_budget_is_a_quarter_of_the_space_within_the_train_range():
+    opts = TuneOptions(buckets=(1, 1024), recheck=0)
+    narrow = MLPSpec((5, 3), dtype="fp32")  # bucket 1: 19 candidates, a quarter under the floor
+    assert len(train_space(narrow, 1).candidates) == 19
+    assert search_train(narrow, landscape(), opts, quiet=True)[1].measured == TRAIN_BUDGET[0]
+    assert search_train(SPEC, landscape(), opts, quiet=True)[1024].measured == TRAIN_BUDGET[1]
 
 
 @pytest.mark.parametrize("best_us, kernels_win", [(10.0 / (1 + NOISE / 2), False), (8.0, True)])
