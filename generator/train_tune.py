@@ -35,7 +35,15 @@ from optuna.trial import TrialState
 
 from mlpgen.emit import read_module, write_module
 from mlpgen.layout import MIN_DOT, next_pow2
-from mlpgen.measure import HOST_BUCKET_MAX, ODD_OFFSET, Measurement, describe, timed
+from mlpgen.measure import (
+    HOST_BUCKET_MAX,
+    ODD_OFFSET,
+    Measurement,
+    WorkerPoisoned,
+    cuda_healthy,
+    describe,
+    timed,
+)
 from mlpgen.spec import MLPSpec
 from mlpgen.training import (
     DOMAIN,
@@ -177,6 +185,8 @@ def measure_train_candidate(
         us, host_us, spread = timed(prepared.call, cuda, bucket <= HOST_BUCKET_MAX, quick)
         return Measurement("ok", us=us, host_us=host_us, err=worst, spread=spread)
     except Exception as e:
+        if cuda and not cuda_healthy():  # e.g. an illegal address: the worker is replaced
+            raise WorkerPoisoned(describe(e)) from e
         return Measurement("error", describe(e))
 
 
@@ -298,14 +308,16 @@ def train_cell(result: BucketResult) -> dict | None:
 
 def tune_train(path: Path, key: str, opts: TuneOptions, measure: Measure, quiet=False) -> dict:
     """Search the train candidates of the module at `path` on GPU `key` and write each bucket's
-    winner into its TUNED cell (buckets this GPU's table lacks are left to the forward search).
-    Returns the summary: per bucket the cell's train value and the re-measurements."""
+    winner into its TUNED cell (the buckets of opts.buckets that this GPU's table holds: the
+    others have no forward cell). Returns the summary: per bucket the cell's train value, the
+    re-measurements and the rejected candidates."""
     t0 = time.perf_counter()
     spec, tuned, prov = read_module(path)
     table = tuned.get(key, {})
+    opts = replace(opts, buckets=tuple(b for b in opts.buckets if b in table))
     results = search_train(spec, measure, opts, table, quiet)
     cells = {b: train_cell(r) for b, r in results.items()}
-    update = {b: {**table[b], "train": c} for b, c in cells.items() if c and b in table}
+    update = {b: {**table[b], "train": c} for b, c in cells.items() if c}
     seconds = round(time.perf_counter() - t0, 1)
     if update:
         done = {"train": {"trials": opts.trials, "seconds": seconds}}
