@@ -431,9 +431,12 @@ def run_bench(
         from mlpgen.train_bench import TrainModels
 
         models = TrainModels(spec, mod, weights, biases)
-        # which backward the module's training steps ran: its kernels or the torch ops
+        # per batch, which backward the module's training steps ran: its kernels or the torch
+        # ops (where they are off, or the bucket's tuned "train" is the torch backward)
         probe = torch.empty(1, spec.widths[0], dtype=weights[0].dtype, device=dev)
-        env["backward"] = "kernels" if mod._trains_by_kernels(probe) else "torch"
+        env["backward"] = {
+            str(b): "torch" if mod._train_config(b, probe) is None else "kernels" for b in batches
+        }
     else:
         models = Models(spec, mod, weights, biases)
     inputs = {b: random_problem(spec, b, dev, seed + 1 + i)[0] for i, b in enumerate(batches)}

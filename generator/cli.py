@@ -468,6 +468,12 @@ def add_tune_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="seconds of measuring one bucket may take (default: no cap)",
     )
+    p.add_argument(
+        "--train",
+        action="store_true",
+        help="also search each bucket's training step: the torch backward or training kernel "
+        "configs, the faster beyond the noise (about doubles the tuning time)",
+    )
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
 
 
@@ -485,6 +491,7 @@ def tune_options(args: argparse.Namespace):
         exhaustive=args.exhaustive,
         candidate_timeout=args.candidate_timeout,
         bucket_timeout=args.bucket_timeout,
+        train=args.train,
     )
 
 

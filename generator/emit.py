@@ -151,6 +151,8 @@ def tune_command(spec: MLPSpec, prov: dict) -> str:
         cmd += " --exhaustive"
     elif prov.get("trials"):
         cmd += f" --trials {prov['trials']}"
+    if prov.get("train"):
+        cmd += " --train"
     for option in ("seed", "timeout", "workers"):
         if prov.get(option) is not None:
             cmd += f" --{option} {prov[option]}"

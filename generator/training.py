@@ -11,6 +11,7 @@ module launches them.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
+from typing import ClassVar
 
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.layout import MIN_DOT, Layer, next_pow2, plan_layers
@@ -50,6 +51,7 @@ class TrainConfig:
     # the input gradient), each layer's output handed to the next through memory the program
     # itself wrote; else a launch per layer tiled over rows and columns
     fused: bool = False
+    strategy: ClassVar[str] = "kernels"  # the tuner's name for a TrainConfig candidate
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fused", bool(self.fused))  # the domain's 0/1
@@ -71,6 +73,26 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, d: dict) -> TrainConfig:
         return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+
+
+@dataclass(frozen=True)
+class TorchBackward:
+    """The train candidate that keeps the torch path: the forward cell's kernel saves only x
+    and the module's _backward recomputes and backpropagates by torch ops (eager's
+    gradients). A TUNED cell holds it as "train": {"backward": "torch"}."""
+
+    strategy: ClassVar[str] = "torch"
+
+    def to_dict(self) -> dict:
+        return {"backward": "torch"}
+
+
+TrainChoice = TrainConfig | TorchBackward
+
+
+def train_choice(d: dict) -> TrainChoice:
+    """A TUNED cell's "train" value as its candidate."""
+    return TorchBackward() if d.get("backward") == "torch" else TrainConfig.from_dict(d)
 
 
 def train_layers(spec: MLPSpec) -> tuple[Layer, ...]:

@@ -148,6 +148,7 @@ class TuneOptions:
     # "tpe": local steps and TPE (the tuner); "random": uniform random proposals, no local
     # steps (the baseline of the ablation in mlpgen.trials)
     sampler: str = "tpe"
+    train: bool = False  # then search each bucket's training backward too (mlpgen.train_tune)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,9 +161,11 @@ class Encoding:
     other searched field is the index of its value in the bucket's sorted domain, an ordered
     integer, so TPE learns that neighbouring tile sizes behave alike. Fields are named per
     strategy ("rowblock.block_m"), so strategies never clash over a field; a field with one
-    value is not a parameter at all."""
+    value is not a parameter at all. `build(strategy=..., **fields)` makes a candidate of
+    them (a KernelConfig; mlpgen.train_tune's candidates have a strategy and fields too)."""
 
     domains: dict[str, dict[str, tuple[int, ...]]]
+    build: Callable[..., KernelConfig] = KernelConfig
 
     def params(self, config: KernelConfig) -> dict:
         p = {"strategy": config.strategy}
@@ -177,7 +180,7 @@ class Encoding:
             n: values[params[f"{s}.{n}"]] if len(values) > 1 else values[0]
             for n, values in self.domains[s].items()
         }
-        return KernelConfig(strategy=s, **fields)
+        return self.build(strategy=s, **fields)
 
     def neighbours(self, config: KernelConfig) -> list[KernelConfig]:
         """Configs of the same strategy one step away in one searched field."""
@@ -198,7 +201,7 @@ class Encoding:
         for n, values in self.domains[s].items():
             i = trial.suggest_int(f"{s}.{n}", 0, len(values) - 1) if len(values) > 1 else 0
             fields[n] = values[i]
-        return KernelConfig(strategy=s, **fields)
+        return self.build(strategy=s, **fields)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,10 +235,11 @@ class Objective:
         known: dict[KernelConfig, Known],
         claim: Callable[[KernelConfig], str | None] | None = None,
         decided: Callable[[KernelConfig], Known | None] | None = None,
+        encoding: Encoding | None = None,
     ):
         self.space, self.measure, self.known = space, measure, known
         self.claim, self.decided = claim, decided
-        self.encoding = Encoding(space.domains())
+        self.encoding = Encoding(space.domains()) if encoding is None else encoding
         self.dropped = dict(space.dropped)
         self.measured: Measurement | None = None  # set when this call really measured
         self.config: KernelConfig | None = None
@@ -886,7 +890,7 @@ def make_storage(url_or_storage):
 @dataclass
 class BucketResult:
     bucket: int
-    plan: Bucket
+    plan: Bucket | None  # None: a train search's (mlpgen.train_tune)
     winner: tuple[KernelConfig, Measurement] | None
     eager: Measurement | None
     graph: tuple[KernelConfig, Measurement] | None  # least GPU time, when not the winner
@@ -1259,6 +1263,9 @@ def tune(
             }
         )
         table = winners_table(results)
+        for b, cell in table.items():  # the train search's winner does not depend on the cell
+            if "train" in job.previous.get(b, {}):
+                cell["train"] = job.previous[b]["train"]
         if table:  # write_module keeps the default's other buckets
             write_module(
                 path, job.spec, job.key, table, provenance, buckets=opts.buckets, merge=True
@@ -1384,6 +1391,8 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
             for m in measures:
                 m.close()
             compiler.close()
+        if opts.train and summary["written"]:
+            summary["train"] = tune_trains(path, spec, key, devices[0], opts, quiet)
     # wall time from the start: the native lane's build, then compiling (overlapped with
     # measuring, so it has no time of its own) and measuring
     summary["total_seconds"] = round(time.perf_counter() - t0, 1)
@@ -1396,6 +1405,27 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
         f"mlpgen: tuned {len(summary['buckets'])} buckets on {key} in "
         f"{summary['total_seconds']:.0f}s ({summary['measured']} candidates measured, "
         f"{summary['compiled']} kernels compiled); {wrote}"
+    )
+    return summary
+
+
+def tune_trains(path: Path, spec: MLPSpec, key: str, device: int, opts, quiet: bool) -> dict:
+    """The train search (mlpgen.train_tune) on the module the forward search just wrote, on
+    one GPU; the closing line says where the training kernels won."""
+    from mlpgen.train_tune import train_measure, tune_train
+
+    if not quiet:
+        log("mlpgen: searching each bucket's training step: the torch backward or kernel configs")
+    measure = train_measure(spec, path, device, opts)
+    try:
+        summary = tune_train(path, key, opts, measure, quiet)
+    finally:
+        measure.close()
+    cells = [b["train"] for b in summary["buckets"].values() if b["train"] is not None]
+    kernels = sum(c.get("backward") != "torch" for c in cells)
+    log(
+        f"mlpgen: searched the training step in {summary['seconds']:.0f}s ({summary['measured']} "
+        f"candidates measured): training kernels at {kernels} of {len(cells)} buckets"
     )
     return summary
 

@@ -76,7 +76,7 @@ def test_tune_options_come_typed_from_the_command_line():
 
     args = generate_parser().parse_args(
         ["--widths", "8,8", "--batches", "64,1", "--trials", "7", "--exhaustive"]
-        + ["--candidate-timeout", "5", "--workers", "2", "--storage", "sqlite:///x.db"]
+        + ["--candidate-timeout", "5", "--workers", "2", "--storage", "sqlite:///x.db", "--train"]
     )
     assert tune_options(args) == TuneOptions(
         buckets=(1, 64),
@@ -85,6 +85,7 @@ def test_tune_options_come_typed_from_the_command_line():
         workers=2,
         exhaustive=True,
         candidate_timeout=5.0,
+        train=True,
     )
     defaults = generate_parser().parse_args(["--widths", "8,8"])
     assert tune_options(defaults) == TuneOptions()

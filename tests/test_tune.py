@@ -671,7 +671,7 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
 
     spec = MLPSpec((8, 16, 4), act="relu", dtype="fp32")
     path = write_module(tmp_path / f"{spec.name}.py", spec)
-    summary = tune_module(path, TuneOptions(buckets=(1, 64), trials=3, workers=2))
+    summary = tune_module(path, TuneOptions(buckets=(1, 64), trials=3, workers=2, train=True))
     key = "Pretend GPU|sm90|4"
     assert summary["gpu"] == key and summary["compile_errors"] == 0
     assert (tmp_path / f"{spec.name}.optuna.journal").exists()
@@ -679,6 +679,11 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
     assert sorted(tuned[key]) == [1, 64] and prov[key]["gpu"] == "Pretend GPU"
     assert all(cell["us"] > 0 for cell in tuned[key].values())
     assert json.loads(json.dumps(summary))["buckets"]["64"]["measured"] == 3
+    # --train: the train search ran after it in its own worker and wrote every bucket's winner
+    train = json.loads(json.dumps(summary["train"]))
+    assert train["measured"] == 6
+    assert all(tuned[key][b]["train"] == train["buckets"][str(b)]["train"] for b in (1, 64))
+    assert " --train" in prov[key]["command"]
 
 
 def test_an_unbuildable_native_lane_is_not_tried_by_the_workers(tmp_path, monkeypatch):

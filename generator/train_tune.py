@@ -1,0 +1,353 @@
+"""`mlpgen ... --train`: search, per bucket, how a training step runs its backward.
+
+The candidates of a bucket are the torch backward (training.TorchBackward: the forward cell's
+kernel, then the module's _backward by torch ops) and the points of training.DOMAIN that fit
+the bucket (TrainConfig: the training kernels' forward and backward). Each is verified and timed
+on the step `mlpgen bench --train` times (train_bench: the module's FusedMLP in training mode,
+the loss and torch.autograd.grad in x and every parameter): its output and gradients against the
+fp32 step (train_bench.check_step), at the bucket's M and at an M that is not a multiple of the
+candidate's row tile, then timed by measure.timed (timing.time_call, the forward search's one
+timing method), scored by Measurement.score like the forward's candidates.
+
+The search is the forward's, on a smaller scale (mlpgen.tune: its Objective and Encoding, its
+sampler, its budget rule, its re-measurement and never_slower): the torch backward, training's
+default_for and this GPU's previous train winner are measured first, TPE proposes the rest; a
+repeated proposal gets its recorded score back; the best few and the torch backward are measured
+again and a kernel config wins only where it beats the torch backward beyond the noise. The
+winner goes into the bucket's TUNED cell as cell["train"] (with its times and the torch
+backward's), which the module's _train_config reads. Buckets are served round-robin, so
+`--timeout` (a second one, after the forward search's) leaves each with its firsts measured. One
+GPU measures; the studies live in memory, so a train search is not resumed.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import random
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import optuna
+from optuna.trial import TrialState
+
+from mlpgen.emit import read_module, write_module
+from mlpgen.layout import MIN_DOT, next_pow2
+from mlpgen.measure import (
+    HOST_BUCKET_MAX,
+    ODD_OFFSET,
+    Measurement,
+    WorkerPoisoned,
+    cuda_healthy,
+    describe,
+    timed,
+)
+from mlpgen.spec import MLPSpec
+from mlpgen.training import (
+    DOMAIN,
+    MAX_WORKSPACE,
+    MIN_SPLIT_ROWS,
+    TorchBackward,
+    TrainChoice,
+    TrainConfig,
+    default_for,
+    train_choice,
+    train_layers,
+)
+from mlpgen.tune import (
+    MAX_SKIPS,
+    BucketResult,
+    Encoding,
+    Measure,
+    Objective,
+    Progress,
+    TuneOptions,
+    budget,
+    make_sampler,
+    recheck,
+)
+
+TORCH_BACKWARD = TorchBackward()
+# A bucket's default budget: a quarter of its candidates within these (the forward's is 12 to 48;
+# `--trials` sets both). A train candidate compiles its kernels in the measuring worker, one at a
+# time, where the forward's compile in a pool ahead of it, so each costs seconds more.
+TRAIN_BUDGET = (8, 24)
+
+
+@dataclass(frozen=True)
+class TrainSpace:
+    """A bucket's train candidates, in tune.Objective's terms: the torch backward (a strategy
+    of no fields) and the TrainConfig points of `fields` (strategy "kernels") that fit."""
+
+    bucket: int
+    fields: dict[str, tuple[int, ...]]
+    candidates: tuple[TrainChoice, ...]
+    dropped: tuple = ()
+
+    def __contains__(self, choice) -> bool:
+        return choice in self._members
+
+    @functools.cached_property
+    def _members(self) -> frozenset:
+        return frozenset(self.candidates)
+
+    def domains(self) -> dict[str, dict[str, tuple[int, ...]]]:
+        return {TorchBackward.strategy: {}, TrainConfig.strategy: self.fields}
+
+
+def train_space(spec: MLPSpec, bucket: int) -> TrainSpace:
+    """DOMAIN's points for `bucket`: row tiles no taller than it needs, column tiles no wider
+    than the widest layer needs, and splits of the weight gradient's rows of at least
+    MIN_SPLIT_ROWS rows whose fp32 partials fit MAX_WORKSPACE (as default_for takes them)."""
+    tall = max(MIN_DOT, next_pow2(bucket))
+    wide = max(MIN_DOT, next_pow2(max(spec.widths)))
+    params = sum(layer.n * (layer.k + 1) for layer in train_layers(spec))
+    splits = max(1, min(bucket // MIN_SPLIT_ROWS, MAX_WORKSPACE // (4 * params)))
+    fit = {"block_m": tall, "block_n": wide, "block_k": wide, "split": splits}
+    fields = {n: tuple(v for v in vs if v <= fit.get(n, v)) for n, vs in DOMAIN.items()}
+    configs = (TrainConfig(**dict(zip(fields, p))) for p in itertools.product(*fields.values()))
+    return TrainSpace(bucket, fields, (TORCH_BACKWARD, *configs))
+
+
+def train_encoding(space: TrainSpace) -> Encoding:
+    return Encoding(space.domains(), build=build_choice)
+
+
+def build_choice(strategy: str, **fields) -> TrainChoice:
+    return TORCH_BACKWARD if strategy == TorchBackward.strategy else TrainConfig(**fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring one candidate (in a worker process: measure.WorkerMeasure with this as its fn)
+
+
+_LOADED: dict[str, object] = {}
+
+
+def tuned_module(path: str):
+    """The module at `path`, imported once per process."""
+    from mlpgen.selfcheck import load_module
+
+    if path not in _LOADED:
+        _LOADED[path] = load_module(Path(path))
+    return _LOADED[path]
+
+
+def serve(mod, choice: TrainChoice, key: str) -> None:
+    """Make every cell of the module's table for GPU `key` train with `choice` (its forward
+    cells kept: the torch backward's step runs them), as a tuned module would."""
+    table = mod.TUNED.get(key) or mod.TUNED["default"]
+    cells = {b: {**cell, "train": choice.to_dict()} for b, cell in table.items()}
+    mod.TUNED = {**mod.TUNED, key: cells}
+    mod._forget_dispatch()
+
+
+def step_sizes(bucket: int, choice: TrainChoice) -> tuple[int, ...]:
+    """The M a candidate's step is checked at: the bucket's and, where that is a multiple of
+    the candidate's row tile, one that is not."""
+    m = max(bucket, 1)
+    tiled = isinstance(choice, TrainConfig) and m % choice.block_m == 0
+    return (m, m + ODD_OFFSET) if tiled else (m,)
+
+
+def measure_train_candidate(
+    spec: MLPSpec, bucket: int, choice: TrainChoice, path: str, seed: int = 0, quick=False
+) -> Measurement:
+    """Verify the module at `path` training with `choice` at `bucket` and, if right, time its
+    step (`quick`: on measure.QUICK's budget). On a CPU (the interpreter) the GPU time is the
+    host time and the table is "default" (the one the module reads there)."""
+    import torch
+
+    from mlpgen.bench import BY_NAME
+    from mlpgen.train_bench import TrainModels
+    from mlpgen.verify import random_problem
+
+    cuda = torch.cuda.is_available()
+    device = "cuda" if cuda else "cpu"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    os.environ["MLPGEN_TRAIN_KERNELS"] = "1"  # a GPU runs the training kernels only when asked
+    try:
+        mod = tuned_module(path)
+        serve(mod, choice, mod.gpu_key() if cuda else "default")
+        base = seed * 7919 + bucket * 31
+        _, weights, biases = random_problem(spec, 1, device, seed=base)
+        models = TrainModels(spec, mod, weights, biases)
+        worst = 0.0
+        for i, m in enumerate(reversed(step_sizes(bucket, choice))):  # the bucket's M last
+            x = random_problem(spec, m, device, seed=base + 1 + i)[0]
+            prepared = models.prepare(BY_NAME["mlpgen"], x, sync)
+            result = models.verdict(prepared.output(), models.expected(x))
+            if not result.ok:
+                return Measurement("wrong", f"{result.reason} at M={m}", err=result.err)
+            worst = max(worst, result.err)
+        us, host_us, spread = timed(prepared.call, cuda, bucket <= HOST_BUCKET_MAX, quick)
+        return Measurement("ok", us=us, host_us=host_us, err=worst, spread=spread)
+    except Exception as e:
+        if cuda and not cuda_healthy():  # e.g. an illegal address: the worker is replaced
+            raise WorkerPoisoned(describe(e)) from e
+        return Measurement("error", describe(e))
+
+
+# ---------------------------------------------------------------------------------------------
+# The search
+
+
+@dataclass
+class TrainBucket:
+    """One bucket's search: its space, budget, study and what it measured (config -> Known)."""
+
+    space: TrainSpace
+    target: int
+    study: optuna.Study
+    objective: Objective
+
+    @property
+    def known(self) -> dict:
+        return self.objective.known
+
+    def done(self) -> bool:
+        return len(self.known) >= self.target or len(self.known) >= len(self.space.candidates)
+
+
+def firsts(spec: MLPSpec, bucket: int, previous: dict) -> list[TrainChoice]:
+    """Measured first: the torch backward, default_for and this GPU's earlier train winner of
+    the bucket."""
+    out = [TORCH_BACKWARD, default_for(spec, bucket)]
+    if "train" in previous.get(bucket, {}):
+        out.append(train_choice(previous[bucket]["train"]))
+    return list(dict.fromkeys(out))
+
+
+def plan_train(
+    spec: MLPSpec, measure: Measure, opts: TuneOptions, previous: dict
+) -> list[TrainBucket]:
+    out = []
+    for i, b in enumerate(opts.buckets):
+        space = train_space(spec, b)
+        n = len(space.candidates)
+        target = (
+            n if opts.exhaustive else min(n, budget(n, replace(opts, budget_range=TRAIN_BUDGET)))
+        )
+        study = optuna.create_study(
+            sampler=make_sampler(opts.seed + i, target, opts.sampler), direction="minimize"
+        )
+        objective = Objective(space, measure, {}, encoding=train_encoding(space))
+        order = firsts(spec, b, previous)
+        if target == n:  # brute force: every candidate
+            order += [c for c in space.candidates if c not in order]
+        for c in order:
+            if c in space:
+                study.enqueue_trial(objective.encoding.params(c))
+        out.append(TrainBucket(space, target, study, objective))
+    return out
+
+
+def step(tb: TrainBucket, rng: random.Random, progress: Progress) -> None:
+    """Measure one more candidate of the bucket: ask the sampler (a repeat or an infeasible
+    proposal is answered at once, up to MAX_SKIPS), else enqueue a random untried one."""
+    for _ in range(MAX_SKIPS):
+        trial = tb.study.ask()
+        try:
+            tb.study.tell(trial, tb.objective(trial))
+        except optuna.TrialPruned:
+            tb.study.tell(trial, state=TrialState.PRUNED)
+        m = tb.objective.measured
+        if m is not None:
+            progress.update(tb.space.bucket, True, m.score, tb.target)
+            return
+    left = [c for c in tb.space.candidates if c not in tb.known]
+    tb.study.enqueue_trial(tb.objective.encoding.params(rng.choice(left)))
+
+
+def search_train(
+    spec: MLPSpec,
+    measure: Measure,
+    opts: TuneOptions,
+    previous: dict | None = None,
+    quiet: bool = False,
+) -> dict[int, BucketResult]:
+    """Search every bucket of opts.buckets, round-robin, then decide each: its best few and the
+    torch backward re-measured (tune.recheck: medians, never slower than the torch backward)."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    buckets = plan_train(spec, measure, opts, previous or {})
+    progress = Progress(sum(tb.target for tb in buckets), quiet=quiet)
+    deadline = None if opts.timeout is None else time.monotonic() + opts.timeout
+    rng = random.Random(opts.seed)
+    active = list(buckets)
+    while active:
+        for tb in list(active):
+            if tb.done() or (deadline is not None and time.monotonic() >= deadline):
+                active.remove(tb)
+                progress.finished(tb.space.bucket, tb.target)
+                continue
+            step(tb, rng, progress)
+    progress.close()
+    if getattr(measure, "quick", False):  # what decides is timed on the full budget
+        measure.quick = False
+    results = {}
+    for tb in buckets:
+        pairs = [(c, k.measurement) for c, k in tb.known.items()]
+        r = BucketResult(tb.space.bucket, None, None, None, None, [], len(pairs), pairs)
+        recheck(r, measure, opts.recheck)
+        results[tb.space.bucket] = r
+    return results
+
+
+def train_cell(result: BucketResult) -> dict | None:
+    """The TUNED cell's "train" value: the winner, its step's times and the torch backward's."""
+    if result.winner is None:
+        return None
+    choice, m = result.winner
+    cell = choice.to_dict() | {k: round(v, 3) for k, v in m.times().items()}
+    if result.eager is not None and choice != TORCH_BACKWARD:
+        cell |= {k: round(v, 3) for k, v in result.eager.times("torch_").items()}
+    return cell
+
+
+def tune_train(path: Path, key: str, opts: TuneOptions, measure: Measure, quiet=False) -> dict:
+    """Search the train candidates of the module at `path` on GPU `key` and write each bucket's
+    winner into its TUNED cell (the buckets of opts.buckets that this GPU's table holds: the
+    others have no forward cell). Returns the summary: per bucket the cell's train value, the
+    re-measurements and the rejected candidates."""
+    t0 = time.perf_counter()
+    spec, tuned, prov = read_module(path)
+    table = tuned.get(key, {})
+    opts = replace(opts, buckets=tuple(b for b in opts.buckets if b in table))
+    results = search_train(spec, measure, opts, table, quiet)
+    cells = {b: train_cell(r) for b, r in results.items()}
+    update = {b: {**table[b], "train": c} for b, c in cells.items() if c}
+    seconds = round(time.perf_counter() - t0, 1)
+    if update:
+        done = {"train": {"trials": opts.trials, "seconds": seconds}}
+        write_module(path, spec, key, update, prov.get(key, {}) | done, opts.buckets, merge=True)
+    return {
+        "seconds": seconds,
+        "measured": sum(r.measured for r in results.values()),
+        "buckets": {
+            str(b): {
+                "measured": r.measured,
+                "train": cells[b],
+                "recheck": r.recheck,
+                "rejected": [
+                    {"config": c.to_dict(), "verdict": m.verdict, "reason": m.reason}
+                    for c, m in r.pairs
+                    if not m.ok
+                ],
+            }
+            for b, r in sorted(results.items())
+        },
+    }
+
+
+def train_measure(spec: MLPSpec, path: Path, device: int, opts: TuneOptions):
+    """The GPU's measure for tune_train: a worker process timing on the QUICK budget. Kernels
+    compile inside a candidate's time (no compiler pool here), so its limit includes
+    measure.COMPILE_LIMIT_S."""
+    from mlpgen.measure import COMPILE_LIMIT_S, WorkerMeasure
+
+    limit = opts.candidate_timeout + COMPILE_LIMIT_S
+    return WorkerMeasure(
+        spec, str(path), device, limit, opts.seed, fn=measure_train_candidate, quick=True
+    )

@@ -1,0 +1,172 @@
+"""The train search (mlpgen.train_tune): against a synthetic landscape of step times it proposes
+several configs, picks the fastest verified one, keeps the torch backward where no kernel
+config beats it beyond the noise and writes the winner into the module's TUNED cells, where
+the module's _train_config finds it; under the interpreter, end to end on a tiny spec: a
+candidate with a wrong gradient row is rejected and training through the written module
+matches the fp32 step."""
+
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from mlpgen.bench import BY_NAME
+from mlpgen.emit import read_module, write_module
+from mlpgen.measure import Measurement
+from mlpgen.selfcheck import load_module
+from mlpgen.spec import MLPSpec
+from mlpgen.train_bench import TrainModels
+from mlpgen.train_tune import (
+    TORCH_BACKWARD,
+    TRAIN_BUDGET,
+    measure_train_candidate,
+    search_train,
+    train_choice,
+    train_space,
+    tune_train,
+    tuned_module,
+)
+from mlpgen.training import TrainConfig, default_for
+from mlpgen.tune import NOISE, TuneOptions
+from mlpgen.verify import random_problem
+
+SPEC = MLPSpec((64, 64, 64), act="relu", dtype="fp32")
+BEST = TrainConfig(block_m=32, block_n=32, block_k=32, num_warps=2, num_stages=3, fused=True)
+
+
+def landscape(torch_us: float = 10.0, best_us: float = 5.0, flat: bool = False):
+    """measure(bucket, choice): the torch backward at torch_us; kernel configs smooth in log2 of
+    each field around BEST (best_us there), fused configs faster (flat: every one at best_us);
+    8-warp configs the fastest of all but with a wrong gradient. Records every call in
+    `.calls`."""
+
+    def measure(bucket, choice):
+        measure.calls.append(choice)
+        if choice == TORCH_BACKWARD:
+            return Measurement("ok", us=torch_us, err=0.0, spread=0.0)
+        if choice.num_warps == 8:
+            return Measurement("wrong", "dx: row 3 off", us=0.1, err=9.0)
+        away = sum(
+            abs(math.log2(getattr(choice, n)) - math.log2(getattr(BEST, n)))
+            for n in ("block_m", "block_n", "block_k", "num_warps", "num_stages", "split")
+        )
+        us = best_us * (1 + 0.15 * away) * (1.0 if choice.fused else 1.3)
+        if flat:
+            us = best_us
+        return Measurement("ok", us=us, err=0.0, spread=0.0)
+
+    measure.calls = []
+    return measure
+
+
+def options(**kw):
+    return TuneOptions(buckets=(1024,), trials=20, recheck=1, **kw)
+
+
+def test_the_search_proposes_configs_and_picks_the_fastest_verified():
+    measure = landscape()
+    results = search_train(SPEC, measure, options(), quiet=True)
+    r = results[1024]
+    measured = {c for c, _ in r.pairs}
+    assert r.measured == 20 == len(measured)  # the budget
+    # a config proposed again got its recorded score: measured once, then only re-measured
+    assert len(measure.calls) == 20 + len(r.recheck)
+    firsts = {TORCH_BACKWARD, default_for(SPEC, 1024)}
+    assert len(measured - firsts) >= 18  # the sampler proposed the rest
+    assert any(not m.ok for _, m in r.pairs)  # it met the wrong configs and kept searching
+    fastest = min((cm for cm in r.pairs if cm[1].ok), key=lambda cm: cm[1].score)
+    assert r.winner[0] == fastest[0] and r.winner[0].num_warps != 8
+    assert r.winner[1].score < 10.0 / (1 + NOISE)  # beats the torch backward beyond the noise
+    assert len(train_space(SPEC, 1024).candidates) > 100  # a search, not a sweep
+
+
+def test_the_default_budget_is_a_quarter_of_the_space_within_the_train_range():
+    opts = TuneOptions(buckets=(1, 1024), recheck=0)
+    narrow = MLPSpec((5, 3), dtype="fp32")  # bucket 1: 19 candidates, a quarter under the floor
+    assert len(train_space(narrow, 1).candidates) == 19
+    assert search_train(narrow, landscape(), opts, quiet=True)[1].measured == TRAIN_BUDGET[0]
+    assert search_train(SPEC, landscape(), opts, quiet=True)[1024].measured == TRAIN_BUDGET[1]
+
+
+@pytest.mark.parametrize("best_us, kernels_win", [(10.0 / (1 + NOISE / 2), False), (8.0, True)])
+def test_the_torch_backward_stays_unless_a_kernel_beats_it_beyond_the_noise(
+    tmp_path, monkeypatch, best_us, kernels_win
+):
+    path = write_module(tmp_path / "m.py", SPEC)
+    opts = TuneOptions(buckets=(16, 1024), trials=6, recheck=1)
+    measure = landscape(best_us=best_us, flat=True)  # every kernel config faster than torch
+    summary = tune_train(path, "default", opts, measure, quiet=True)
+    _, tuned, prov = read_module(path)
+    for b in (16, 1024):
+        stored = tuned["default"][b]["train"]
+        assert summary["buckets"][str(b)]["train"] == stored
+        choice = train_choice(stored)
+        assert (choice != TORCH_BACKWARD) == kernels_win
+        assert stored["us"] > 0 and ("torch_us" in stored) == kernels_win
+    rejected = summary["buckets"]["1024"]["rejected"]
+    assert all(r["verdict"] == "wrong" and r["config"]["num_warps"] == 8 for r in rejected)
+    assert prov["default"]["train"]["trials"] == 6
+    mod = load_module(path)
+    x = torch.empty(1024, 64)
+    got = mod._train_config(1024, x)  # what the module's training step runs at this bucket
+    assert got is None if not kernels_win else TrainConfig.from_dict(got) == train_choice(stored)
+    if not kernels_win:  # a training step at the bucket runs the torch backward (_backward)
+        ran = []
+        real = mod._backward
+        monkeypatch.setattr(mod, "_backward", lambda *a: ran.append(1) or real(*a))
+        xg = torch.randn(16, 64, requires_grad=True)
+        mod.FusedMLP()(xg).sum().backward()
+        assert ran == [1] and xg.grad.isfinite().all()
+
+
+def test_progress_prints_a_line_per_bucket(capsys):
+    search_train(SPEC, landscape(), TuneOptions(buckets=(16, 1024), trials=4, recheck=0))
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(":")[0].split() for line in lines] == [["bucket", "16"], ["bucket", "1024"]]
+    assert all("4/4 trials, best" in line for line in lines)
+
+
+TINY = MLPSpec((7, 12, 5), act="gelu", dtype="fp32")
+
+
+@pytest.mark.interpret
+def test_end_to_end_a_wrong_gradient_is_rejected_and_the_module_trains_right(tmp_path, monkeypatch):
+    """Under the interpreter: bucket 20's default config is made to corrupt one row of dx; the
+    search rejects it, writes the winners, and the written module trains with the stored
+    config, its step equal to the fp32 step."""
+    path = write_module(tmp_path / "tiny.py", TINY, buckets=(4, 20))  # the tuned table
+    bad = default_for(TINY, 20)
+    mod = tuned_module(str(path))
+    real = mod._train_backward
+
+    def corrupt(gy, x, y, hs, zs, weights, cfg, *args, **kw):
+        dx, grads = real(gy, x, y, hs, zs, weights, cfg, *args, **kw)
+        if TrainConfig.from_dict(cfg) == bad and dx is not None:
+            dx[3] += 1.0
+        return dx, grads
+
+    monkeypatch.setattr(mod, "_train_backward", corrupt)
+
+    def measure(bucket, choice):  # verified for real; the interpreter's kernels timed 100x faster
+        m = measure_train_candidate(TINY, bucket, choice, str(path))
+        if not m.ok or choice == TORCH_BACKWARD:
+            return m
+        return dataclasses.replace(m, us=m.us / 100, host_us=m.host_us / 100)
+
+    opts = TuneOptions(buckets=(4, 20), trials=3, recheck=1)
+    summary = tune_train(path, "default", opts, measure, quiet=True)
+    rejected = summary["buckets"]["20"]["rejected"]
+    assert [TrainConfig.from_dict(r["config"]) for r in rejected] == [bad]
+    assert rejected[0]["verdict"] == "wrong" and "dx" in rejected[0]["reason"]
+    _, tuned, _ = read_module(path)
+    trained = load_module(path)
+    for b in (4, 20):
+        stored = tuned["default"][b]["train"]
+        assert train_choice(stored) not in (bad, TORCH_BACKWARD)
+        x, weights, biases = random_problem(TINY, b + 3, seed=b)
+        assert trained._train_config(b + 3, x) == stored  # what the step below runs
+        models = TrainModels(TINY, trained, weights, biases)
+        got = models.prepare(BY_NAME["mlpgen"], x, lambda: None)
+        verdict = models.verdict(got.output(), models.expected(x))
+        assert verdict.ok, verdict.reason
