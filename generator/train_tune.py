@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import os
 import random
 import time
 from dataclasses import dataclass, replace
@@ -167,7 +166,6 @@ def measure_train_candidate(
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    os.environ["MLPGEN_TRAIN_KERNELS"] = "1"  # a GPU runs the training kernels only when asked
     try:
         mod = tuned_module(path)
         serve(mod, choice, mod.gpu_key() if cuda else "default")

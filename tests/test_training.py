@@ -204,6 +204,41 @@ def test_parameter_only_gradients(load_generated, monkeypatch, fused):
     check_grads(spec, [p.grad for p in fused_mlp.parameters()], fused_mlp, x, dy, which=[1, 2])
 
 
+def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
+    """A GPU without a table runs TRAIN_DEFAULT's kernels; a tuned GPU the cell's "train"
+    value (kernels, or None for the torch backward) and, where the cell has none (its backward
+    never searched), the torch backward unless MLPGEN_TRAIN_KERNELS=1; =0 never the kernels."""
+    from types import SimpleNamespace
+
+    spec = MLPSpec((6, 9, 4), act="tanh", dtype="fp32")
+    mod, _ = load_generated(spec)
+    x = SimpleNamespace(is_cuda=True, dtype=torch.float32, device=None)
+    cfg = TrainConfig(**TILES, split=2).to_dict()
+    cells = {b: dict(c) for b, c in mod.TUNED["default"].items()}
+    monkeypatch.setattr(mod, "TUNED", {**mod.TUNED, "tuned|sm90|1": cells})
+    monkeypatch.delenv("MLPGEN_TRAIN_KERNELS", raising=False)
+
+    def on(key, m=37):
+        monkeypatch.setattr(mod, "gpu_key", lambda device=None: key)
+        mod._forget_dispatch()
+        return mod._train_config(m, x)
+
+    with pytest.warns(UserWarning, match="no tuned configs"):
+        assert on("other|sm90|1") == mod.pick_cell(mod.TRAIN_DEFAULT, 37)
+    assert on("tuned|sm90|1") is None
+    monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
+    assert on("tuned|sm90|1") == mod.pick_cell(mod.TRAIN_DEFAULT, 37)
+    monkeypatch.delenv("MLPGEN_TRAIN_KERNELS")
+    for cell in cells.values():
+        cell["train"] = cfg
+    assert on("tuned|sm90|1") == cfg
+    for cell in cells.values():
+        cell["train"] = {"backward": "torch"}
+    assert on("tuned|sm90|1") is None
+    monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "0")
+    assert on("other|sm90|1") is None and not mod._trains_by_kernels(x)
+
+
 def saved_bytes(run):
     """Bytes of the distinct storages autograd saves for backward while `run()` runs."""
     storages = {}
@@ -251,12 +286,6 @@ GPU_SPECS = [read_module(p)[0] for p in SHIPPED] + [
     MLPSpec((24, 40, 24), act="silu", dtype="bf16"),  # the interpreter's bf16 tl.dot is wrong
     MLPSpec((16, 33, 8, 5), act="relu", out_act="sigmoid", dtype="fp16", bias=False),
 ]
-
-
-@pytest.fixture(autouse=True)
-def train_kernels_on_the_gpu(monkeypatch):
-    """On a GPU the module trains through its kernels only where MLPGEN_TRAIN_KERNELS=1."""
-    monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
 
 
 @pytest.mark.gpu
