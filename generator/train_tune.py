@@ -17,17 +17,21 @@ again and a kernel config wins only where it beats the torch backward beyond the
 winner goes into the bucket's TUNED cell as cell["train"] (with its times and the torch
 backward's), which the module's _train_config reads. Buckets are served round-robin, so
 `--timeout` (a second one, after the forward search's) leaves each with its firsts measured. One
-GPU measures; the studies live in memory, so a train search is not resumed.
+GPU measures; the studies live in memory, so a train search is not resumed. As in the forward
+search, kernels compile in a pool of processes ahead of the measuring worker: every bucket's
+firsts at the start, then each bucket's next proposal, asked a turn ahead (TrainMeasure).
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import os
 import random
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ClassVar
 
 import optuna
 from optuna.trial import TrialState
@@ -37,7 +41,9 @@ from mlpgen.layout import MIN_DOT, next_pow2
 from mlpgen.measure import (
     HOST_BUCKET_MAX,
     ODD_OFFSET,
+    Compiler,
     Measurement,
+    WorkerMeasure,
     WorkerPoisoned,
     cuda_healthy,
     describe,
@@ -70,8 +76,8 @@ from mlpgen.tune import (
 
 TORCH_BACKWARD = TorchBackward()
 # A bucket's default budget: a quarter of its candidates within these (the forward's is 12 to 48;
-# `--trials` sets both). A train candidate compiles its kernels in the measuring worker, one at a
-# time, where the forward's compile in a pool ahead of it, so each costs seconds more.
+# `--trials` sets both): a train candidate's step launches several kernels, each compiled anew
+# per config and per specialisation of M, so each costs more than a forward candidate.
 TRAIN_BUDGET = (8, 24)
 
 
@@ -151,6 +157,89 @@ def step_sizes(bucket: int, choice: TrainChoice) -> tuple[int, ...]:
     return (m, m + ODD_OFFSET) if tiled else (m,)
 
 
+@dataclass(frozen=True)
+class TrainCompile:
+    """A kernel config's compile (measure.Compiler's unit of work): its kernels as the bucket's
+    steps launch them. Triton specialises integer arguments equal to 1 or divisible by 16, so
+    the same config compiles anew for another bucket's M."""
+
+    choice: TrainConfig
+    bucket: int
+    has_kernel: ClassVar[bool] = True
+
+
+def warm_size(m: int, cfg: TrainConfig) -> int:
+    """A row count that launches `cfg`'s kernels as m rows do (the same specialisations of M,
+    the same split of the weight gradient) but costs the GPU little: at most split x block_m
+    rows, plus one where m is not a multiple of 16."""
+    base = cfg.split * cfg.block_m  # a multiple of 16, and enough rows for every split
+    return m if m <= base else base + (m % 16 != 0)
+
+
+def warm_train_candidate(spec: MLPSpec, job: TrainCompile, path: str) -> None:
+    """Compile job.choice's kernels by running its training step once at each M its bucket is
+    checked at (warm_size), filling Triton's on-disk cache that the measuring worker reads."""
+    import torch
+
+    from mlpgen.bench import BY_NAME
+    from mlpgen.train_bench import TrainModels
+    from mlpgen.verify import random_problem
+
+    cuda = torch.cuda.is_available()
+    device = "cuda" if cuda else "cpu"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    try:
+        mod = tuned_module(path)
+        serve(mod, job.choice, mod.gpu_key() if cuda else "default")
+        _, weights, biases = random_problem(spec, 1, device, seed=0)
+        models = TrainModels(spec, mod, weights, biases)
+        for m in step_sizes(job.bucket, job.choice):
+            x = random_problem(spec, warm_size(m, job.choice), device, seed=1)[0]
+            models.prepare(BY_NAME["mlpgen"], x, sync).output()
+        sync()
+    except Exception as e:
+        if cuda and not cuda_healthy():
+            raise WorkerPoisoned(describe(e)) from e
+        raise
+
+
+@dataclass
+class TrainMeasure:
+    """`measure(bucket, choice)` for the train search on a GPU: `inner` (a WorkerMeasure of
+    measure_train_candidate) times a candidate once `compiler` (a pool of warm_train_candidate
+    processes) has compiled its kernels; `prefetch` queues the candidates measured next."""
+
+    inner: WorkerMeasure
+    compiler: Compiler
+
+    @property
+    def quick(self) -> bool:
+        return self.inner.quick
+
+    @quick.setter
+    def quick(self, value: bool) -> None:
+        self.inner.quick = value
+
+    def prefetch(self, bucket: int, choices) -> None:
+        jobs = [TrainCompile(c, bucket) for c in choices if isinstance(c, TrainConfig)]
+        self.compiler.prefetch(jobs)
+
+    def __call__(self, bucket: int, choice: TrainChoice) -> Measurement:
+        if isinstance(choice, TrainConfig):
+            error = self.compiler.wait(TrainCompile(choice, bucket))
+            if error is not None:
+                return Measurement("error", f"compile: {error}")
+        return self.inner(bucket, choice)
+
+    def stop_compiling(self) -> None:
+        """No more compiles beside the re-measurements (their candidates are compiled)."""
+        self.compiler.close()
+
+    def close(self) -> None:
+        self.inner.close()
+        self.compiler.close()
+
+
 def measure_train_candidate(
     spec: MLPSpec, bucket: int, choice: TrainChoice, path: str, seed: int = 0, quick=False
 ) -> Measurement:
@@ -200,6 +289,7 @@ class TrainBucket:
     target: int
     study: optuna.Study
     objective: Objective
+    ahead: optuna.Trial | None = None  # asked, its config compiling, measured on its next turn
 
     @property
     def known(self) -> dict:
@@ -238,25 +328,52 @@ def plan_train(
         for c in order:
             if c in space:
                 study.enqueue_trial(objective.encoding.params(c))
+        if hasattr(measure, "prefetch"):  # every bucket's firsts compile before any is timed
+            measure.prefetch(b, [c for c in order if c in space])
         out.append(TrainBucket(space, target, study, objective))
     return out
 
 
 def step(tb: TrainBucket, rng: random.Random, progress: Progress) -> None:
-    """Measure one more candidate of the bucket: ask the sampler (a repeat or an infeasible
-    proposal is answered at once, up to MAX_SKIPS), else enqueue a random untried one."""
+    """Measure one more candidate of the bucket: the trial asked ahead, else ask the sampler (a
+    repeat or an infeasible proposal is answered at once, up to MAX_SKIPS), else enqueue a
+    random untried one. Then, where the measure compiles (TrainMeasure), ask the next trial
+    ahead."""
     for _ in range(MAX_SKIPS):
-        trial = tb.study.ask()
-        try:
-            tb.study.tell(trial, tb.objective(trial))
-        except optuna.TrialPruned:
-            tb.study.tell(trial, state=TrialState.PRUNED)
+        trial, tb.ahead = tb.ahead or tb.study.ask(), None
+        answer(tb, trial)
         m = tb.objective.measured
         if m is not None:
             progress.update(tb.space.bucket, True, m.score, tb.target)
+            break
+    else:
+        left = [c for c in tb.space.candidates if c not in tb.known]
+        tb.study.enqueue_trial(tb.objective.encoding.params(rng.choice(left)))
+    prefetch = getattr(tb.objective.measure, "prefetch", None)
+    if prefetch is not None and not tb.done():
+        ask_ahead(tb, prefetch)
+
+
+def answer(tb: TrainBucket, trial: optuna.Trial) -> None:
+    """Tell the study the trial's score: measured, recorded (a repeat) or pruned."""
+    try:
+        tb.study.tell(trial, tb.objective(trial))
+    except optuna.TrialPruned:
+        tb.study.tell(trial, state=TrialState.PRUNED)
+
+
+def ask_ahead(tb: TrainBucket, prefetch) -> None:
+    """Ask the bucket's next trial that needs measuring (repeats and infeasible proposals are
+    answered at once, up to MAX_SKIPS) and hand its config to the compiler, which compiles it
+    while the other buckets measure; it is measured on the bucket's next turn."""
+    for _ in range(MAX_SKIPS):
+        trial = tb.study.ask()
+        choice = tb.objective.encoding.suggest(trial)
+        if choice in tb.space and choice not in tb.known:
+            tb.ahead = trial
+            prefetch(tb.space.bucket, [choice])
             return
-    left = [c for c in tb.space.candidates if c not in tb.known]
-    tb.study.enqueue_trial(tb.objective.encoding.params(rng.choice(left)))
+        answer(tb, trial)
 
 
 def search_train(
@@ -282,6 +399,8 @@ def search_train(
                 continue
             step(tb, rng, progress)
     progress.close()
+    if hasattr(measure, "stop_compiling"):
+        measure.stop_compiling()
     if getattr(measure, "quick", False):  # what decides is timed on the full budget
         measure.quick = False
     results = {}
@@ -339,13 +458,21 @@ def tune_train(path: Path, key: str, opts: TuneOptions, measure: Measure, quiet=
     }
 
 
-def train_measure(spec: MLPSpec, path: Path, device: int, opts: TuneOptions):
-    """The GPU's measure for tune_train: a worker process timing on the QUICK budget. Kernels
-    compile inside a candidate's time (no compiler pool here), so its limit includes
-    measure.COMPILE_LIMIT_S."""
-    from mlpgen.measure import COMPILE_LIMIT_S, WorkerMeasure
-
-    limit = opts.candidate_timeout + COMPILE_LIMIT_S
-    return WorkerMeasure(
-        spec, str(path), device, limit, opts.seed, fn=measure_train_candidate, quick=True
+def train_measure(spec: MLPSpec, path: Path, device: int, opts: TuneOptions) -> TrainMeasure:
+    """The GPU's measure for tune_train: a worker process timing on the QUICK budget, each
+    candidate's kernels compiled first in a pool of processes (one per CPU but one) as far
+    ahead as the search asks."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    compiler = Compiler(
+        spec, str(path), processes=max(1, (cpus or 2) - 1), device=device, fn=warm_train_candidate
     )
+    inner = WorkerMeasure(
+        spec,
+        str(path),
+        device,
+        opts.candidate_timeout,
+        opts.seed,
+        fn=measure_train_candidate,
+        quick=True,
+    )
+    return TrainMeasure(inner, compiler)

@@ -23,9 +23,11 @@ from mlpgen.train_tune import (
     measure_train_candidate,
     search_train,
     train_choice,
+    train_measure,
     train_space,
     tune_train,
     tuned_module,
+    warm_size,
 )
 from mlpgen.training import TrainConfig, default_for
 from mlpgen.tune import NOISE, TuneOptions
@@ -79,6 +81,46 @@ def test_the_search_proposes_configs_and_picks_the_fastest_verified():
     assert r.winner[0] == fastest[0] and r.winner[0].num_warps != 8
     assert r.winner[1].score < 10.0 / (1 + NOISE)  # beats the torch backward beyond the noise
     assert len(train_space(SPEC, 1024).candidates) > 100  # a search, not a sweep
+
+
+def test_each_kernel_config_is_handed_to_the_compiler_before_it_is_measured():
+    """A measure with `prefetch` (TrainMeasure's compiler) gets every bucket's firsts before
+    anything is timed, and each later proposal a turn ahead of its measurement."""
+    measure = landscape()
+    events = []
+    measure.prefetch = lambda bucket, choices: events.extend(
+        ("compile", bucket, c) for c in choices
+    )
+    real = measure.__call__
+
+    def timed(bucket, choice):
+        events.append(("measure", bucket, choice))
+        return real(bucket, choice)
+
+    timed.prefetch, timed.calls = measure.prefetch, measure.calls
+    search_train(SPEC, timed, TuneOptions(buckets=(1024, 4096), trials=12, recheck=1), quiet=True)
+    first = events.index(next(e for e in events if e[0] == "measure"))
+    assert {(b, default_for(SPEC, b)) for b in (1024, 4096)} <= {e[1:] for e in events[:first]}
+    measured = [e for e in events if e[0] == "measure" and e[2] != TORCH_BACKWARD]
+    assert len(measured) >= 2 * 10
+    for e in measured:
+        compiled_at = events.index(("compile", *e[1:]))
+        assert compiled_at < events.index(e)
+        # proposals other than the firsts were compiled while another measurement ran
+        if e[2] != default_for(SPEC, e[1]):
+            assert any(o[0] == "measure" for o in events[compiled_at : events.index(e)])
+
+
+@pytest.mark.parametrize("m", [1, 16, 17, 1000, 1024, 20000, 262144, 262157])
+def test_a_warm_up_step_launches_what_the_buckets_step_launches(m):
+    """warm_size keeps what Triton specialises on (M == 1, M divisible by 16) and the weight
+    gradient's split, with at most split x block_m rows (+1)."""
+    for cfg in train_space(SPEC, 262144).candidates[1::37]:
+        w = warm_size(m, cfg)
+        assert 1 <= w <= m and w <= cfg.split * cfg.block_m + 1
+        assert (w == 1) == (m == 1) and (w % 16 == 0) == (m % 16 == 0)
+        splits = [min(cfg.split, -(-n // cfg.block_m)) for n in (w, m)]
+        assert splits[0] == splits[1]
 
 
 def test_the_default_budget_is_a_quarter_of_the_space_within_the_train_range():
@@ -170,3 +212,20 @@ def test_end_to_end_a_wrong_gradient_is_rejected_and_the_module_trains_right(tmp
         got = models.prepare(BY_NAME["mlpgen"], x, lambda: None)
         verdict = models.verdict(got.output(), models.expected(x))
         assert verdict.ok, verdict.reason
+
+
+@pytest.mark.interpret
+def test_train_measure_compiles_in_its_pool_then_times_in_its_worker(tmp_path):
+    """TrainMeasure's processes under the interpreter: a config prefetched for a bucket is run
+    by the compile pool (warm_train_candidate), then verified and timed by the worker."""
+    path = write_module(tmp_path / "tiny.py", TINY, buckets=(20,))
+    cfg = TrainConfig(block_m=16, block_n=16, block_k=16, split=2, fused=True)
+    measure = train_measure(TINY, path, None, TuneOptions(buckets=(20,)))
+    try:
+        measure.prefetch(20, [cfg, TORCH_BACKWARD])
+        m = measure(20, cfg)
+        assert m.ok and m.us > 0, m.reason
+        assert measure.compiler.compiled() == 1 and not measure.compiler.errors
+        assert measure(20, TORCH_BACKWARD).ok
+    finally:
+        measure.close()
