@@ -1,7 +1,7 @@
 """`mlpgen ... --train`: search, per bucket, how a training step runs its backward.
 
-The candidates of a bucket are the torch backward (training.TorchBackward: the forward cell's
-kernel, then the module's _backward by torch ops) and the points of training.DOMAIN that fit
+The candidates of a bucket are the torch backward (training.TorchBackward: eager's own ops
+under autograd, nn.Sequential's step) and the points of training.DOMAIN that fit
 the bucket (TrainConfig: the training kernels' forward and backward). Each is verified and timed
 on the step `mlpgen bench --train` times (train_bench: the module's FusedMLP in training mode,
 the loss and torch.autograd.grad in x and every parameter): its output and gradients against the

@@ -77,9 +77,9 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class TorchBackward:
-    """The train candidate that keeps the torch path: the forward cell's kernel saves only x
-    and the module's _backward recomputes and backpropagates by torch ops (eager's
-    gradients). A TUNED cell holds it as "train": {"backward": "torch"}."""
+    """The train candidate that keeps the torch path: on the GPU a training call runs eager's
+    own ops (the module's `reference`) under autograd, the same step as nn.Sequential's. A
+    TUNED cell holds it as "train": {"backward": "torch"}."""
 
     strategy: ClassVar[str] = "torch"
 

@@ -210,9 +210,9 @@ def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
     never searched), the torch backward unless MLPGEN_TRAIN_KERNELS=1; =0 never the kernels."""
     from types import SimpleNamespace
 
-    spec = MLPSpec((6, 9, 4), act="tanh", dtype="fp32")
+    spec = MLPSpec((6, 9, 4), act="tanh", dtype="fp16")
     mod, _ = load_generated(spec)
-    x = SimpleNamespace(is_cuda=True, dtype=torch.float32, device=None)
+    x = SimpleNamespace(is_cuda=True, dtype=torch.float16, device=None)
     cfg = TrainConfig(**TILES, split=2).to_dict()
     cells = {b: dict(c) for b, c in mod.TUNED["default"].items()}
     monkeypatch.setattr(mod, "TUNED", {**mod.TUNED, "tuned|sm90|1": cells})
@@ -237,6 +237,14 @@ def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
     assert on("tuned|sm90|1") is None
     monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "0")
     assert on("other|sm90|1") is None and not mod._trains_by_kernels(x)
+    # untuned, fp32 trains by torch ops on a GPU (its kernels miss the check there)
+    monkeypatch.delenv("MLPGEN_TRAIN_KERNELS")
+    fp32, _ = load_generated(MLPSpec((6, 9, 4), act="tanh", dtype="fp32"))
+    monkeypatch.setattr(fp32, "gpu_key", lambda device=None: "other|sm90|1")
+    x32 = SimpleNamespace(is_cuda=True, dtype=torch.float32, device=None)
+    with pytest.warns(UserWarning, match="no tuned configs"):
+        assert fp32._train_config(37, x32) is None
+    assert fp32._train_config(37, torch.empty(37, 6)) == fp32.pick_cell(fp32.TRAIN_DEFAULT, 37)
 
 
 def saved_bytes(run):
@@ -288,12 +296,21 @@ GPU_SPECS = [read_module(p)[0] for p in SHIPPED] + [
 ]
 
 
+@pytest.fixture
+def train_kernels(monkeypatch):
+    """The GPU trains through the kernels, whatever the module would choose (fp32: torch)."""
+    monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("spec", GPU_SPECS, ids=lambda s: s.name)
 @pytest.mark.parametrize("m", [1, 37, 1000, 70001])
-def test_gpu_gradients_match_eager(load_generated, spec, m):
+def test_gpu_gradients_match_eager(load_generated, train_kernels, request, spec, m):
     """The training kernels on the GPU with the module's default configs (rows split for the
-    weight gradient at the larger M)."""
+    weight gradient at the larger M). fp32 relu: dx misses the check on the H200 (up to 7x the
+    tolerance from M = 37), which is why fp32 modules train by torch ops there until tuned."""
+    if spec.dtype == "fp32" and spec.act == "relu" and m > 1:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="fp32 relu dx on the GPU"))
     mod, _ = load_generated(spec)
     fused, x, dy, got = train_step(mod, spec, m, "cuda")
     assert mod._trains_by_kernels(x)
@@ -324,4 +341,19 @@ def test_gpu_compiled_training_step_runs_the_backward_op(load_generated, monkeyp
     step(xf, dy).backward()
     assert counter.frame_count == 1
     got = [xf.grad] + [p.grad for p in fused.parameters()]
+    check_grads(spec, got, fused, x, dy)
+
+
+@pytest.mark.gpu
+def test_gpu_torch_backward_is_eagers_step(load_generated, monkeypatch):
+    """A bucket whose "train" is the torch backward trains through eager's own ops under
+    autograd (no autograd.Function of the module), with eager's gradients."""
+    spec = MLPSpec((64, 96, 33), act="gelu", dtype="fp16")
+    mod, _ = load_generated(spec)
+    key = mod.gpu_key()
+    cells = {b: {**c, "train": {"backward": "torch"}} for b, c in mod.TUNED["default"].items()}
+    monkeypatch.setattr(mod, "TUNED", {**mod.TUNED, key: cells})
+    mod._forget_dispatch()
+    monkeypatch.setattr(mod, "_MLPFunction", None)  # any use of it fails
+    fused, x, dy, got = train_step(mod, spec, 1000, "cuda")
     check_grads(spec, got, fused, x, dy)
