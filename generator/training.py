@@ -193,9 +193,7 @@ def default_table(spec: MLPSpec, buckets) -> dict[int, str]:
 
 def render_training(spec: MLPSpec) -> str:
     """Source of the spec's training kernels (names in TRAIN_KERNELS); every TrainConfig runs
-    on it, its block sizes passed as tl.constexpr arguments. fp32 dots run in 3xTF32 (fp32's
-    accuracy, as eager's fp32 training): through relu, a gradient flips with the sign of each
-    pre-activation, and tf32's rounding would flip other units than fp32's."""
+    on it, its block sizes passed as tl.constexpr arguments."""
     from mlpgen.render import MACROS, TL_DTYPES, environment
 
     return (
@@ -208,7 +206,6 @@ def render_training(spec: MLPSpec) -> str:
             layers=fused_layers(spec),
             act_saves=ACTIVATIONS[spec.act].saved,
             out_saves=ACTIVATIONS[spec.out_act].saved,
-            dot_precision=', input_precision="tf32x3"' if spec.dtype == "fp32" else "",
         )
     )
 
