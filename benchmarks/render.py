@@ -92,8 +92,11 @@ def spec_text(spec: dict) -> str:
 
 
 def command(data: dict) -> str:
-    """The command that wrote the file: the recorded one, its output sent to the file."""
-    return f"{data['command']} > {data['_file']}"
+    """The command that wrote the file: the recorded one (after the environment variable that
+    forced the module's training backward, if one did), its output sent to the file."""
+    forced = data.get("env", {}).get("MLPGEN_TRAIN_KERNELS")
+    prefix = f"MLPGEN_TRAIN_KERNELS={forced} " if forced else ""
+    return f"{prefix}{data['command']} > {data['_file']}"
 
 
 def ok_value(r: dict | None, key: str) -> float | None:
@@ -149,7 +152,11 @@ def module_table(data: dict, batches=None, kernels: bool = True) -> str:
                     ok_value(cells.get((b, c)), k), ok_value(cells.get((b, m)), k)
                 )
             )
-    if kernels and data.get("dispatch"):
+    backward = data.get("env", {}).get("backward")
+    if data.get("train") and isinstance(backward, dict):  # the step's backward, not a forward
+        header.append("backward")
+        columns.append(lambda b: backward.get(str(b), "-"))
+    elif kernels and data.get("dispatch"):
         header.append("mlpgen ran")
         columns.append(lambda b: kernel_text(data["dispatch"].get(str(b))))
     rows = [[str(b)] + [col(b) for col in columns] for b in batches]
@@ -180,7 +187,9 @@ def module_section(data: dict, level: str = "###") -> list[str]:
 TRAIN_TEXT = (
     "`mlpgen bench --train`: per call, a training step of the MLP alone (forward, loss, the "
     "gradients of the input and of every weight and bias), each contender's output and "
-    "gradients checked against the step in fp32 before it is timed."
+    "gradients checked against the step in fp32 before it is timed. `backward`: what the module's "
+    "steps ran, its training kernels (with MLPGEN_TRAIN_KERNELS=1: the untuned default configs "
+    "where the table has no searched backward) or eager's own ops."
 )
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import datetime
 import math
+import os
 import platform
 import sys
 import time
@@ -437,6 +438,8 @@ def run_bench(
         env["backward"] = {
             str(b): "torch" if mod._train_config(b, probe) is None else "kernels" for b in batches
         }
+        if os.environ.get("MLPGEN_TRAIN_KERNELS"):  # a forced choice, recorded with the run
+            env["MLPGEN_TRAIN_KERNELS"] = os.environ["MLPGEN_TRAIN_KERNELS"]
     else:
         models = Models(spec, mod, weights, biases)
     inputs = {b: random_problem(spec, b, dev, seed + 1 + i)[0] for i, b in enumerate(batches)}
