@@ -174,7 +174,7 @@ def test_stream_is_two_layers_only():
         plan_stream(MLPSpec((8, 8, 8, 8)), KernelConfig(strategy="stream"))
     src = render_kernel(MLPSpec((100, 37, 10)), KernelConfig(strategy="stream", block_n=32))
     ast.parse(src)
-    assert "for j in range(0, 37, 32)" in src and "hid[:, None] < 37" in src
+    assert "for j in range(0, 37, BLOCK_N)" in src and "hid[:, None] < 37" in src
 
 
 def test_packed_activation_helpers_only_for_fp16_and_in_plain_strings(tmp_path):
@@ -237,8 +237,10 @@ def test_split_adds_relaxed_and_arrives_acq_rel():
     config = KernelConfig("split", block_m=16, chunk=16, block_n=16, block_k=16)
     assert plan_split(MLPSpec((8, 20, 40)), config).n_starts == (0, 16, 32)
     src = render_kernel(MLPSpec((8, 20, 40)), KernelConfig("split", chunk=16, block_n=16))
-    assert src.count('sem="relaxed"') == 3 and src.count('sem="acq_rel"') == 1
-    assert src.index("ns = 0 +") < src.index("ns = 32 +") < src.index("tl.debug_barrier()")
+    assert src.count('sem="relaxed"') == 1 and src.count('sem="acq_rel"') == 1
+    # one tile after another: a loop that triton unrolls (BLOCK_N is a constexpr argument)
+    tiles = src.index("for n0 in tl.static_range(0, 40, BLOCK_N):")
+    assert tiles < src.index('sem="relaxed"') < src.index("tl.debug_barrier()")
     assert src.index("tl.debug_barrier()") < src.index('sem="acq_rel"')
     # the last program: each tile's sums are read by every thread before any is zeroed
     tail = src[src.index('sem="acq_rel"') :]
@@ -254,13 +256,16 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, compile
 from mlpgen.selfcheck import load_module
 mod = load_module(sys.argv[1])
-kernel = mod.KERNELS[sys.argv[2]]
+kernel, tiles = mod.KERNELS[sys.argv[2]]
 pointer = {"fp16": "*fp16", "bf16": "*bf16", "fp32": "*fp32"}[sys.argv[3]]
-signature = {name: "i32" if name == "M" else pointer for name in kernel.arg_names}
-compiled = compile(ASTSource(kernel, signature, {}), target=GPUTarget("cuda", 90, 32),
+names = kernel.arg_names[: len(kernel.arg_names) - len(tiles)]  # the tiles: constexprs after M
+signature = {name: "i32" if name == "M" else pointer for name in names}
+signature.update({name: "constexpr" for name in kernel.arg_names[len(names):]})
+constants = {(len(names) + i,): v for i, v in enumerate(tiles)}
+compiled = compile(ASTSource(kernel, signature, constants), target=GPUTarget("cuda", 90, 32),
                    options={"num_warps": 4, "num_stages": 1})
 print(json.dumps({"ptx": compiled.asm["ptx"], "cubin": len(compiled.asm["cubin"]),
-                  "launch": mod._CLUSTER_LAUNCH[kernel]}))
+                  "launch": mod._CLUSTER_LAUNCH[(kernel, tiles)]}))
 """
 
 
