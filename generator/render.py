@@ -109,8 +109,10 @@ def shared_kernels(spec: MLPSpec, configs) -> tuple[list[str], dict[str, tuple[s
         if src not in sources:
             taken = sum(1 for n in sources.values() if n == family or n.startswith(family + "_v"))
             sources[src] = family if not taken else f"{family}_v{taken + 1}"
-        table[config.kernel_name] = (sources[src], tuple(tiles.values()))
-    texts = [src.replace("def _KERNEL_(", f"def {name}(") for src, name in sources.items()]
+        for name in kernel_names(spec, config):  # layer kernels: <name>_l<layer>
+            suffix = name[len(config.kernel_name) :]
+            table[name] = (sources[src] + suffix, tuple(tiles.values()))
+    texts = [src.replace("def _KERNEL_", f"def {name}") for src, name in sources.items()]
     return texts, table
 
 

@@ -242,9 +242,11 @@ def test_op_path_launches_each_layer_kernel_through_its_launcher(load_generated)
     x, weights, biases = random_problem(spec, 21)
     launched = []
 
+    names = {pair: name for name, pair in mod.KERNELS.items()}  # (function, tiles) -> its name
+
     def launch(kernel, grid, args):
         function, tiles = kernel
-        launched.append(function.fn.__name__)
+        launched.append(names[kernel])
         function[grid](*args, *tiles, num_warps=4, num_stages=1)
 
     steps = mod._layer_steps(cell, 21, False)

@@ -460,8 +460,10 @@ class FakeNative:
 def fake_layer_kernels(rt, plan, launchers):
     """Stand-ins for the plan's layer kernels compiled for aligned tensors, where the runtime's
     run leaves them (no PDL on the CPU): function handles 10, 11, ..., 4 warps, 512
-    bytes of shared memory, a layer kernel's signature, triton 3.6's launcher."""
+    bytes of shared memory, a layer kernel's signature (its tiles constexprs after M), triton
+    3.6's launcher."""
     signature = {"x": "*fp32", "y": "*fp32", "w": "*fp32", "b": "*fp32", "m": "i32"}
+    signature |= {"BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
     for i, (kernel, _, _, _) in enumerate(plan.steps):
         compiled = types.SimpleNamespace(
             run=launchers["3.6"](None), function=10 + i, packed_metadata=(4, 1, 512),
