@@ -343,8 +343,20 @@ LAYER_KERNEL = re.compile(r"(.+)_l[0-9]+")  # one kernel per layer: <kernel>_l0,
 
 
 def defined_functions(tree: ast.AST) -> set[str]:
-    """The functions a module defines, and the kernel names of its per-layer kernels."""
+    """The functions a module defines, the kernel names of its per-layer kernels, and the
+    kernel names its KERNELS table maps to a function it defines."""
     names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    for node in tree.body if isinstance(tree, ast.Module) else ():
+        target = node.targets[0] if isinstance(node, ast.Assign) else None
+        if (
+            isinstance(target, ast.Name)
+            and target.id == "KERNELS"
+            and isinstance(node.value, ast.Dict)
+        ):
+            for key, value in zip(node.value.keys, node.value.values):
+                function = value.elts[0] if isinstance(value, ast.Tuple) and value.elts else None
+                if isinstance(key, ast.Constant) and getattr(function, "id", None) in names:
+                    names.add(key.value)
     return names | {m[1] for m in map(LAYER_KERNEL.fullmatch, names) if m}
 
 

@@ -133,7 +133,9 @@ def candidate_module(spec: MLPSpec, config: KernelConfig, workdir: Path):
     one tuning run, so Triton's on-disk cache (keyed by kernel source and line) is shared."""
     # the strategy too: kernel-free strategies share an empty kernel source, and a module
     # carries only the torch-side paths (the cuBLASLt epilogue) its own table names
-    source = f"{spec.name}\n{config.strategy}\n{kernel_source(spec, config)}"
+    # and the kernel's name: configs whose kernels differ only in their constexpr tiles share a
+    # source, but each module's KERNELS names its own config
+    source = f"{spec.name}\n{config.strategy}\n{config.kernel_name}\n{kernel_source(spec, config)}"
     digest = hashlib.sha256(source.encode()).hexdigest()
     mod = _MODULES.get(digest)
     if mod is None:

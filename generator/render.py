@@ -46,9 +46,16 @@ def template_hash() -> str:
 
 
 def kernel_names(spec: MLPSpec, config: KernelConfig) -> list[str]:
-    """The @triton.jit functions that render_kernel defines: config.kernel_name, or for a
-    strategy of one kernel per layer, kernel_name + "_l<layer>" for each."""
+    """The module's KERNELS entries of one config: config.kernel_name, or for a strategy of one
+    kernel per layer, kernel_name + "_l<layer>" for each."""
     return STRATEGIES[config.strategy].kernel_names(spec, config)
+
+
+def kernel_tiles(spec: MLPSpec, config: KernelConfig) -> dict[str, int]:
+    """The tile sizes a config passes its kernel as tl.constexpr arguments (none where the
+    strategy writes them into the kernel)."""
+    tiles = STRATEGIES[config.strategy].tiles
+    return {} if tiles is None else tiles(spec, config)
 
 
 def packed_activations(spec: MLPSpec) -> dict[str, tuple[str, ...]]:
@@ -60,25 +67,53 @@ def packed_activations(spec: MLPSpec) -> dict[str, tuple[str, ...]]:
     return {n: ACTIVATIONS[n].half2_ptx for n in names if ACTIVATIONS[n].half2_ptx}
 
 
-def render_kernel(spec: MLPSpec, config: KernelConfig) -> str:
-    """Source of the @triton.jit kernels of one config (kernel_names), from its strategy's
-    template (templates/kernel_<strategy>.j2) and plan."""
+def render_kernel(spec: MLPSpec, config: KernelConfig, name: str | None = None) -> str:
+    """Source of the @triton.jit kernels of one config, from its strategy's template
+    (templates/kernel_<strategy>.j2) and plan, named `name` (default: the strategy's
+    function_name). Its kernel_tiles are constexpr arguments after M, not written in."""
     strategy = STRATEGIES[config.strategy]
     if not strategy.has_kernel:
         raise ValueError(f"the {config.strategy} strategy has no kernel")
     template = environment().get_template(f"kernel_{config.strategy}.j2")
     plan = strategy.planner(spec, config)
     return template.render(
-        name=config.kernel_name,
+        name=name or strategy.function_name(spec, config),
         spec=spec,
         config=config,
         layers=plan,
         plan=plan,
+        tiles=list(kernel_tiles(spec, config)),
         tl_dtype=TL_DTYPES[spec.dtype],
         macros=MACROS,
         packed=packed_activations(spec),
         **strategy.template_args(spec, config),
     )
+
+
+def shared_kernels(spec: MLPSpec, configs) -> tuple[list[str], dict[str, tuple[str, tuple]]]:
+    """(the kernels' sources, KERNELS: a config's kernel name -> (its function's name, its
+    tiles)). Configs whose kernels differ only in their tiles share one function; a family whose
+    configs render differently (masks, unrolled chunks) gets one function per source, numbered."""
+    sources: dict[str, str] = {}  # source -> function name
+    table = {}
+    for config in sorted(configs, key=lambda c: c.kernel_name):
+        strategy = STRATEGIES[config.strategy]
+        tiles = kernel_tiles(spec, config)
+        if not tiles:  # its tiles written in: a function (or one a layer) of its own
+            src = render_kernel(spec, config, name=config.kernel_name).strip("\n")
+            sources[src] = config.kernel_name
+            table.update({n: (n, ()) for n in kernel_names(spec, config)})
+            continue
+        family = strategy.function_name(spec, config)
+        src = render_kernel(spec, config, name="_KERNEL_").strip("\n")
+        if src not in sources:
+            taken = sum(1 for n in sources.values() if n == family or n.startswith(family + "_v"))
+            sources[src] = family if not taken else f"{family}_v{taken + 1}"
+        for name in kernel_names(spec, config):  # layer kernels: <name>_l<layer>
+            suffix = name[len(config.kernel_name) :]
+            table[name] = (sources[src] + suffix, tuple(tiles.values()))
+    texts = [src.replace("def _KERNEL_", f"def {name}") for src, name in sources.items()]
+    return texts, table
 
 
 def epilogue_gelu(spec: MLPSpec) -> bool | None:
@@ -144,7 +179,7 @@ def render_module(
     the helpers they call, the training kernels (mlpgen.training), the shared rules, a launch
     part per strategy used, mlp(), autograd, FusedMLP and the self-check."""
     kernels = {c.kernel_name: c for c in configs if c.has_kernel}
-    kernel_sources = [render_kernel(spec, kernels[k]).strip("\n") for k in sorted(kernels)]
+    kernel_sources, kernel_table = shared_kernels(spec, kernels.values())
     kernel_sources.append(training.render_training(spec).strip("\n"))
     strategies = {dispatch.launch_kind(c.to_dict()) for c in kernels.values()}
     used = {c.strategy for c in configs}
@@ -164,7 +199,13 @@ def render_module(
             ),
             rule_sources=[inspect.getsource(f).strip("\n") for f in dispatch.RENDERED],
             epilogue_gelu=epilogue_gelu(spec) if "epilogue" in used else None,
-            kernel_names=sorted(n for c in kernels.values() for n in kernel_names(spec, c)),
+            kernel_table=kernel_table,
+            cluster_launches={
+                name: (plan.ctas, plan.buffer_bytes)
+                for name, c in kernels.items()
+                if c.strategy == "cluster"
+                for plan in [STRATEGIES["cluster"].planner(spec, c)]
+            },
             torch_dtype=TORCH_DTYPES[spec.dtype],
             act_src=ACTIVATIONS[spec.act].torch_src,
             out_act_src=ACTIVATIONS[spec.out_act].torch_src,

@@ -227,7 +227,8 @@ def test_op_launch_arguments_run_each_strategy(load_generated, config):
     x, weights, biases = random_problem(spec, 21)
     y = torch.full((21, 9), float("nan"))
     grid, args = mod._op_launch(cell, x, y, mod._join(weights, biases), 21)
-    mod.KERNELS[cell["kernel"]][grid](*args, num_warps=4, num_stages=1)
+    function, tiles = mod.KERNELS[cell["kernel"]]
+    function[grid](*args, *tiles, num_warps=4, num_stages=1)
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
 
 
@@ -241,9 +242,12 @@ def test_op_path_launches_each_layer_kernel_through_its_launcher(load_generated)
     x, weights, biases = random_problem(spec, 21)
     launched = []
 
+    names = {pair: name for name, pair in mod.KERNELS.items()}  # (function, tiles) -> its name
+
     def launch(kernel, grid, args):
-        launched.append(kernel.fn.__name__)
-        kernel[grid](*args, num_warps=4, num_stages=1)
+        function, tiles = kernel
+        launched.append(names[kernel])
+        function[grid](*args, *tiles, num_warps=4, num_stages=1)
 
     steps = mod._layer_steps(cell, 21, False)
     y = mod._run_layers(steps, x, weights, biases, 4, 1, launch=launch)

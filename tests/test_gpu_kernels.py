@@ -226,7 +226,8 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
                 assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
     for c in tiles:
         plan = plan_cluster(spec, c)
-        [compiled] = [v for k, v in mod._RT.compiled.items() if k[0].__name__ == c.kernel_name]
+        kernel = mod.KERNELS[c.kernel_name]
+        [compiled] = [v for k, v in mod._RT.compiled.items() if k[0] == kernel]
         warps, ctas, shared = compiled.packed_metadata
         assert (warps, ctas) == (c.num_warps, plan.ctas)
         assert shared == (compiled.metadata.shared + 15) // 16 * 16 + plan.buffer_bytes
@@ -299,7 +300,8 @@ def test_chain_kernels(load_generated, widths, act, dtype):
                 err = rel_error(y, ref)
                 assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
     assert mod._PDL == [hopper]
-    pdl = {k[0].fn.__name__: c.metadata.launch_pdl for k, c in mod._RT.compiled.items()}
+    names = {pair: name for name, pair in mod.KERNELS.items()}  # (function, tiles) -> its name
+    pdl = {names[k[0]]: c.metadata.launch_pdl for k, c in mod._RT.compiled.items()}
     depth = len(widths) - 1
     for cell in table.values():
         for i in range(depth):
@@ -476,9 +478,8 @@ def test_calls_linked_by_pdl(load_generated, dtype):
             one = mod._launch(x, weights, biases, cells[i])
             err = rel_error(one, reference(spec, x, weights, biases))
             assert err <= TOLERANCE[dtype], (m, cells[i]["kernel"], err)
-    linked = {
-        (k[0].fn.__name__, k[4]) for k, c in mod._RT.compiled.items() if c.metadata.launch_pdl
-    }
+    names = {pair: name for name, pair in mod.KERNELS.items()}  # (function, tiles) -> its name
+    linked = {(names[k[0]], k[4]) for k, c in mod._RT.compiled.items() if c.metadata.launch_pdl}
     first = {
         (c["kernel"] + "_l0" if c["strategy"] == "chain" else c["kernel"]) for c in cells.values()
     }

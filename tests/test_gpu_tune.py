@@ -97,8 +97,11 @@ def test_num_stages_does_not_change_the_rowblock_kernel(tmp_path):
     args = [x, torch.empty(1, 256, device="cuda", dtype=x.dtype)]
     for w, b in zip(weights, biases):
         args += [w, b]
-    kernel = mod.KERNELS[config.kernel_name]
-    ptx = [kernel.warmup(*args, 1, grid=(1,), num_warps=4, num_stages=s).asm["ptx"] for s in (1, 3)]
+    kernel, tiles = mod.KERNELS[config.kernel_name]
+    ptx = [
+        kernel.warmup(*args, 1, *tiles, grid=(1,), num_warps=4, num_stages=s).asm["ptx"]
+        for s in (1, 3)
+    ]
     # the debug info names the source file: a cached compile of the same source from another
     # path (an earlier tune in the same process) differs there only
     ptx = [re.sub(r'\.file\s+\d+\s+"[^"]*"', ".file", p) for p in ptx]

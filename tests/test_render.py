@@ -174,7 +174,7 @@ def test_stream_is_two_layers_only():
         plan_stream(MLPSpec((8, 8, 8, 8)), KernelConfig(strategy="stream"))
     src = render_kernel(MLPSpec((100, 37, 10)), KernelConfig(strategy="stream", block_n=32))
     ast.parse(src)
-    assert "for j in range(0, 37, 32)" in src and "hid[:, None] < 37" in src
+    assert "for j in range(0, 37, BLOCK_N)" in src and "hid[:, None] < 37" in src
 
 
 def test_packed_activation_helpers_only_for_fp16_and_in_plain_strings(tmp_path):
@@ -237,8 +237,10 @@ def test_split_adds_relaxed_and_arrives_acq_rel():
     config = KernelConfig("split", block_m=16, chunk=16, block_n=16, block_k=16)
     assert plan_split(MLPSpec((8, 20, 40)), config).n_starts == (0, 16, 32)
     src = render_kernel(MLPSpec((8, 20, 40)), KernelConfig("split", chunk=16, block_n=16))
-    assert src.count('sem="relaxed"') == 3 and src.count('sem="acq_rel"') == 1
-    assert src.index("ns = 0 +") < src.index("ns = 32 +") < src.index("tl.debug_barrier()")
+    assert src.count('sem="relaxed"') == 1 and src.count('sem="acq_rel"') == 1
+    # one tile after another: a loop that triton unrolls (BLOCK_N is a constexpr argument)
+    tiles = src.index("for n0 in tl.static_range(0, 40, BLOCK_N):")
+    assert tiles < src.index('sem="relaxed"') < src.index("tl.debug_barrier()")
     assert src.index("tl.debug_barrier()") < src.index('sem="acq_rel"')
     # the last program: each tile's sums are read by every thread before any is zeroed
     tail = src[src.index('sem="acq_rel"') :]
@@ -246,22 +248,60 @@ def test_split_adds_relaxed_and_arrives_acq_rel():
     assert read < tail.index("tl.debug_barrier()", read) < zero
 
 
-# compiles one kernel of a generated module for sm_90 (run without TRITON_INTERPRET, which
-# the tests set: the module's kernels must be JIT functions); prints what the test checks
+# compiles kernels of a generated module (argv[2]: their names, comma-separated) for sm_90
+# (run without TRITON_INTERPRET, which the tests set: the module's kernels must be JIT
+# functions); prints what the tests check, one line a kernel
 COMPILE_FOR_HOPPER = """
 import json, sys
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, compile
 from mlpgen.selfcheck import load_module
 mod = load_module(sys.argv[1])
-kernel = mod.KERNELS[sys.argv[2]]
-pointer = {"fp16": "*fp16", "bf16": "*bf16", "fp32": "*fp32"}[sys.argv[3]]
-signature = {name: "i32" if name == "M" else pointer for name in kernel.arg_names}
-compiled = compile(ASTSource(kernel, signature, {}), target=GPUTarget("cuda", 90, 32),
-                   options={"num_warps": 4, "num_stages": 1})
-print(json.dumps({"ptx": compiled.asm["ptx"], "cubin": len(compiled.asm["cubin"]),
-                  "launch": mod._CLUSTER_LAUNCH[kernel]}))
+for name in sys.argv[2].split(","):  # one line of JSON a kernel
+    kernel, tiles = mod.KERNELS[name]
+    pointer = {"fp16": "*fp16", "bf16": "*bf16", "fp32": "*fp32"}[sys.argv[3]]
+    names = kernel.arg_names[: len(kernel.arg_names) - len(tiles)]  # tiles: constexprs after M
+    special = {"M": "i32", "sync_ptr": "*i32", "count_ptr": "*i32", "acc_ptr": "*fp32"}
+    signature = {name: special.get(name, pointer) for name in names}
+    signature.update({name: "constexpr" for name in kernel.arg_names[len(names):]})
+    constants = {(len(names) + i,): v for i, v in enumerate(tiles)}
+    compiled = compile(ASTSource(kernel, signature, constants), target=GPUTarget("cuda", 90, 32),
+                       options={"num_warps": 4, "num_stages": 1})
+    print(json.dumps({"ptx": compiled.asm["ptx"], "cubin": len(compiled.asm["cubin"]),
+                      "launch": getattr(mod, "_CLUSTER_LAUNCH", {}).get((kernel, tiles))}))
 """
+
+
+def test_shared_kernels_compile_for_hopper(tmp_path):
+    """Each strategy's function with its tiles as constexpr arguments, two tile sets of one
+    function among them, compiles for sm_90 with triton's own compiler and ptxas (the
+    interpreter runs the kernels as Python, not through the compiler's constexpr handling)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    spec = MLPSpec((256, 512, 256), act="gelu")
+    configs = [
+        KernelConfig("persist", block_m=64, block_n=64, block_k=64, last_block_n=32),
+        KernelConfig("persist", block_m=32, block_n=128, block_k=64),
+        KernelConfig("split", block_m=16, chunk=64, block_n=128, block_k=128),
+        KernelConfig("stream", block_m=64, block_n=32, chunk=128),
+        KernelConfig("stream", block_m=128, block_n=64, chunk=128, tma=True),
+        KernelConfig("rowblock", block_m=32, chunk=64),
+        KernelConfig("chain", block_m=64, block_n=32, block_k=64),
+    ]
+    table = {2**i: entry(c) for i, c in enumerate(configs)}
+    path = write_module(tmp_path / f"{spec.name}.py", spec, gpu_key="test", table=table)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    names = [c.kernel_name + ("_l1" if c.strategy == "chain" else "") for c in configs]
+    proc = subprocess.run(
+        [sys.executable, "-c", COMPILE_FOR_HOPPER, str(path), ",".join(names), "fp16"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()[-len(names) :]
+    assert len(lines) == len(names) and all(json.loads(line)["cubin"] > 0 for line in lines)
 
 
 def undefined_store_operands(ptx: str) -> list[str]:

@@ -392,7 +392,7 @@ def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
 ):
     """_open_lane's lane for a compiled kernel with the verified launcher: the C launch gets
     grid, stream, function, the launcher's own four arguments, metadata, hooks, the tensors'
-    addresses and the workspace/M tail, and the result is right."""
+    addresses and the workspace/M/tiles tail, and the result is right."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
 
@@ -422,7 +422,8 @@ def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
     want = (g0, g1, 1, 77, "FUNCTION", "COOP", "PDL", None, None, "META", None, None, None)
     assert len(launcher.calls) == 1 and launcher.calls[0][:13] == want
     addresses = [x.data_ptr(), y.data_ptr()] + [p.data_ptr() for p in params_of(fused)]
-    assert list(launcher.calls[0][13:]) == addresses + [M]  # stream's tail: M
+    # stream's tail: M, then its tiles (constexpr arguments, which the C launch skips)
+    assert list(launcher.calls[0][13:]) == addresses + [M, 16, 16]
     torch.testing.assert_close(y, mod.reference(x, *weights_biases(fused)))
 
 
@@ -459,8 +460,10 @@ class FakeNative:
 def fake_layer_kernels(rt, plan, launchers):
     """Stand-ins for the plan's layer kernels compiled for aligned tensors, where the runtime's
     run leaves them (no PDL on the CPU): function handles 10, 11, ..., 4 warps, 512
-    bytes of shared memory, a layer kernel's signature, triton 3.6's launcher."""
+    bytes of shared memory, a layer kernel's signature (its tiles constexprs after M), triton
+    3.6's launcher."""
     signature = {"x": "*fp32", "y": "*fp32", "w": "*fp32", "b": "*fp32", "m": "i32"}
+    signature |= {"BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
     for i, (kernel, _, _, _) in enumerate(plan.steps):
         compiled = types.SimpleNamespace(
             run=launchers["3.6"](None), function=10 + i, packed_metadata=(4, 1, 512),

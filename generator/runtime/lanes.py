@@ -141,9 +141,10 @@ class ModuleRuntime:
     # -- launching -------------------------------------------------------------------------
 
     def run(self, kernel, grid, args, num_warps, num_stages, caller, device=None, pdl=False):
-        """Launch `kernel`; after its first launch, its compiled binary directly. The first
-        `caller` arguments are tensors whose alignment the caller chooses (triton specialises
-        on 16-byte alignment); `device` is theirs (looked up if None)."""
+        """Launch `kernel` (the module's (function, tiles): the tiles are constexpr arguments
+        after `args`); after its first launch, its compiled binary directly. The first `caller`
+        arguments are tensors whose alignment the caller chooses (triton specialises on
+        16-byte alignment); `device` is theirs (looked up if None)."""
         clusters = self.ns.get("_CLUSTER_LAUNCH", {})
         if not self.fast:
             if kernel in clusters:
@@ -157,21 +158,26 @@ class ModuleRuntime:
                 return self.run(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
         key = (kernel, device, num_warps, num_stages, pdl)
         key += tuple(a.data_ptr() % 16 == 0 for a in args[:caller])
+        function, tiles = kernel
         compiled = self.compiled.get(key)
         if compiled is not None:
             stream = _raw_stream(device)
             meta = compiled.packed_metadata
             g0, g1 = grid
-            compiled.run(g0, g1, 1, stream, compiled.function, meta, None, None, None, *args)
+            compiled.run(
+                g0, g1, 1, stream, compiled.function, meta, None, None, None, *args, *tiles
+            )
             return
         if kernel in clusters:  # compiled, not launched: a plain launch would fault
             ctas, buffer = clusters[kernel]
             self.compiled[key] = cluster_compiled(
-                kernel, ctas, buffer, grid, args, num_warps, num_stages, pdl
+                function, ctas, buffer, grid, [*args, *tiles], num_warps, num_stages, pdl
             )
             return self.run(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
         options = {"launch_pdl": True} if pdl else {}
-        compiled = kernel[grid](*args, num_warps=num_warps, num_stages=num_stages, **options)
+        compiled = function[grid](
+            *args, *tiles, num_warps=num_warps, num_stages=num_stages, **options
+        )
         if hasattr(compiled, "packed_metadata") and hasattr(compiled, "function"):
             self.compiled[key] = compiled
         else:
@@ -214,7 +220,7 @@ class ModuleRuntime:
             lane.run, head = direct_launch(compiled.run)
             lane.head = (compiled.function, *head, compiled.packed_metadata, None, None, None)
             lane.g0, lane.g1 = plan.grid
-            lane.keep = [*(plan.ws or ()), m]  # the workspace lives with the lane
+            lane.keep = [*(plan.ws or ()), m, *plan.kernel[1]]  # the workspace lives with it
             lane.tail = [a.data_ptr() if isinstance(a, torch.Tensor) else a for a in lane.keep]
             lane.like = self._output_like(x2d, m)
         lane.device = plan.device

@@ -223,11 +223,11 @@ def add_layers(rt, plan, x2d, compiled) -> None:
     addresses = [h.data_ptr() for h in hidden]
     per = 2 if rt.bias else 1
     launches = []
-    for i, ((_, grid, _, _), kernel) in enumerate(zip(plan.steps or (), compiled)):
+    for i, ((step, grid, _, _), kernel) in enumerate(zip(plan.steps or (), compiled)):
         first, last = i == 0, i == rt.layers - 1
         roles = [-2 if first else -1, -3 if last else -1, *range(i * per, (i + 1) * per)]
         args = [0 if first else addresses[i - 1], 0 if last else addresses[i]]
-        launch = launch_of(kernel, args + [0] * per + [m], roles)
+        launch = launch_of(kernel, args + [0] * per + [m, *step[1]], roles)  # step[1]: tiles
         if launch is None:
             return
         launches.append((grid, launch))

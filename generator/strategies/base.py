@@ -36,6 +36,11 @@ class Strategy:
     kernel_name: Callable[[KernelConfig], str] | None = None
     # what the template iterates over (layout's plans); only strategies with a kernel have one
     planner: Callable[[MLPSpec, KernelConfig], object] | None = None
+    # the tile sizes its kernel takes as tl.constexpr arguments after M (name -> value, in
+    # signature order): configs that differ only in them share one @triton.jit function, whose
+    # name `family` gives (None: the config's kernel has its tiles written in, kernel_name)
+    tiles: Callable[[MLPSpec, KernelConfig], dict[str, int]] | None = None
+    family: Callable[[KernelConfig], str] | None = None
     # several kernels, one per layer: how many (their names end in _l<layer>); None: one kernel
     layer_kernels: Callable[[MLPSpec], int] | None = None
     # more template inputs beside name, spec, config, plan, dtypes and activation macros
@@ -61,13 +66,21 @@ class Strategy:
         return self.kernel_name is not None
 
     def kernel_names(self, spec: MLPSpec, config: KernelConfig) -> list[str]:
-        """The @triton.jit functions its template defines for this config."""
+        """The module's KERNELS entries of this config: its kernel_name, or kernel_name +
+        "_l<layer>" for each layer's kernel."""
         if self.kernel_name is None:
             return []
         name = self.kernel_name(config)
         if self.layer_kernels is None:
             return [name]
         return [f"{name}_l{i}" for i in range(self.layer_kernels(spec))]
+
+    def function_name(self, spec: MLPSpec, config: KernelConfig) -> str:
+        """The @triton.jit function that runs the config: its family's where its tiles are
+        arguments, else its own kernel_name."""
+        if self.tiles is not None and self.tiles(spec, config):
+            return self.family(config)
+        return self.kernel_name(config)
 
     def outside_rows(self, bucket: int) -> str | None:
         """Why a bucket is outside the rows it is timed at, or None."""

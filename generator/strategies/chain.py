@@ -43,6 +43,8 @@ STRATEGY = Strategy(
     },
     rule=reason,
     kernel_name=kernel_name,
+    tiles=lambda spec, c: {"BLOCK_M": c.block_m, "BLOCK_N": c.block_n, "BLOCK_K": c.block_k},
+    family=lambda c: "_k_chain",
     planner=plan_tiles,
     layer_kernels=lambda spec: spec.depth,
     template_args=lambda spec, config: {"group_m": GROUP_M},

@@ -99,8 +99,25 @@ def reason(spec: MLPSpec, config: KernelConfig, max_shared: int) -> str | None:
     return shared_reason(smem, max_shared)
 
 
+def tiles(spec: MLPSpec, config: KernelConfig) -> dict[str, int]:
+    """The dot form's constexpr tiles; the row form (fma) unrolls its rows and k steps, so its
+    tiles stay written in."""
+    plan = plan_cluster(spec, config)
+    if plan.fma:
+        return {}
+    return {
+        "BLOCK_M": config.block_m,
+        "CHUNK": config.chunk,
+        "BLOCK_K": config.block_k,
+        "CTAS": plan.ctas,
+        "BN": plan.bn,
+    }
+
+
 STRATEGY = Strategy(
     name="cluster",
+    tiles=tiles,
+    family=lambda c: "_k_cluster",
     domain={
         # on the H200 16-row tiles with 32-column chunks and 4 warps were the fastest at 1-64
         # rows, 8 warps slower. One row a cluster (on the CUDA cores) took 3.11 us at batch 1

@@ -47,6 +47,15 @@ def kernel_name(c: KernelConfig) -> str:
     return f"_k_persist_m{c.block_m}_n{c.block_n}{last}_k{c.block_k}"
 
 
+def tiles(spec: MLPSpec, c: KernelConfig) -> dict[str, int]:
+    return {
+        "BLOCK_M": c.block_m,
+        "BLOCK_N": c.block_n,
+        "LAST_N": c.last_block_n or c.block_n,
+        "BLOCK_K": c.block_k,
+    }
+
+
 STRATEGY = Strategy(
     name="persist",
     domain={
@@ -61,6 +70,8 @@ STRATEGY = Strategy(
     },
     rule=reason,
     kernel_name=kernel_name,
+    tiles=tiles,
+    family=lambda c: "_k_persist",
     planner=plan_tiles,
     dominated=dominated,
 )

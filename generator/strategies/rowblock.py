@@ -79,6 +79,8 @@ STRATEGY = Strategy(
     },
     rule=reason,
     kernel_name=lambda c: f"_k_rowblock_m{c.block_m}_c{c.chunk}",
+    tiles=lambda spec, c: {"BLOCK_M": c.block_m},
+    family=lambda c: f"_k_rowblock_c{c.chunk}",
     planner=plan_layers,
     template_args=lambda spec, config: {"prefetch": prefetches(spec, config)},
     chunk_padded=True,

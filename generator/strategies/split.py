@@ -91,6 +91,13 @@ def tiles(m: int) -> dict:
 
 STRATEGY = Strategy(
     name="split",
+    tiles=lambda spec, c: {
+        "BLOCK_M": c.block_m,
+        "CHUNK": c.chunk,
+        "BLOCK_N": c.block_n,
+        "BLOCK_K": c.block_k,
+    },
+    family=lambda c: "_k_split",
     domain={
         # on the H200 block_m 16 won at every batch up to 1024 and block_n 64 never won; the
         # atomics make taller row tiles pointless

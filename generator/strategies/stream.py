@@ -122,6 +122,8 @@ STRATEGY = Strategy(
     },
     rule=reason,
     kernel_name=kernel_name,
+    tiles=lambda spec, c: {"BLOCK_M": c.block_m, "BLOCK_N": c.block_n},
+    family=lambda c: f"_k_stream{'_tma' if c.tma else ''}_c{c.chunk}",
     planner=plan_stream,
     dominated=dominated,
     chunk_padded=True,

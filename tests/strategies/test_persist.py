@@ -90,3 +90,27 @@ def test_persist_grid_counts_each_layers_tiles(load_generated, monkeypatch):
     assert mod._grid_persist(table[1], 256, x) == (4 * 4, 1)  # 4 row blocks x 4 last tiles
     assert mod._grid_persist(table[2], 256, x) == (4 * 16, 1)  # 16 last tiles of 16 columns
     assert mod._grid_persist(table[2], 1024, x) == (132, 1)  # 256 tiles: one program per SM
+
+
+@pytest.mark.interpret
+def test_configs_share_a_function_where_only_their_tiles_differ(run_configs):
+    """Configs whose kernels differ only in tile sizes run one @triton.jit function with the
+    tiles as constexpr arguments; a config whose tiles change the code (the hidden layer's 48
+    columns need a mask in 32-column tiles, none in 16-column ones) gets a function of its
+    own. Every one matches the reference at an M that is not a multiple of its tile."""
+    from mlpgen.render import kernel_tiles
+
+    spec = MLPSpec((40, 48, 9), act="silu", dtype="fp32")
+    configs = [
+        KernelConfig(strategy="persist", block_m=16, block_n=16, block_k=16),
+        KernelConfig(strategy="persist", block_m=32, block_n=16, block_k=16, num_warps=8),
+        KernelConfig(strategy="persist", block_m=16, block_n=32, block_k=16, last_block_n=16),
+    ]
+    errors, mod = run_configs(spec, configs, 21, with_module=True)
+    assert all(err <= TOLERANCE["fp32"] for err in errors)
+    pairs = [mod.KERNELS[c.kernel_name] for c in configs]
+    assert [tiles for _, tiles in pairs] == [tuple(kernel_tiles(spec, c).values()) for c in configs]
+    names = [function.fn.__name__ for function, _ in pairs]
+    assert names == ["_k_persist", "_k_persist", "_k_persist_v2"]
+    source = mod.__loader__.get_source(mod.__name__)
+    assert source.count("def _k_persist") == 2 and "(cols[:, None] < 48)" in source
