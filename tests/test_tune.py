@@ -511,7 +511,7 @@ def test_two_workers_share_one_study_and_measure_nothing_twice(tmp_path, kind):
         assert r.winner == optimum(bucket)
 
 
-def fake_worker_measure(spec, bucket, config, workdir, seed):
+def fake_worker_measure(spec, bucket, config, workdir, seed, quick=False, give_up_us=None):
     """Runs in the measuring worker process: one candidate hangs, one kills the process."""
     if (config.strategy, config.chunk, config.num_warps) == ("rowblock", 32, 2):
         time.sleep(60)
@@ -805,6 +805,24 @@ def test_pdl_is_tried_on_the_fastest_configs_and_kept_where_it_gains(gain):
     assert config.strategy == "rowblock" and config.pdl == (gain < 1 - PDL_GAIN)
     if config.pdl:
         assert m.us == pytest.approx(gain * landscape(1, dataclasses.replace(config, pdl=False)).us)
+
+
+def test_every_buckets_pdl_variants_compile_before_the_first_is_measured():
+    """The PDL variants pdl_pass will measure are handed to the compiler all at once, before
+    the first of them is measured, so that they compile in parallel, not one wait each."""
+    rec = Recorder(linked(0.8))
+    handed = []
+    rec.prefetch = lambda configs: handed.append((len(rec.calls), list(configs)))
+    results = search(dataclasses.replace(job((1, 4096)), pdl=True), [rec], memory(), quiet())
+    first = next(i for i, (_, c) in enumerate(rec.calls) if c.pdl)
+    ahead = {c for n, configs in handed if n <= first for c in configs if c.pdl}
+    tried = {
+        KernelConfig.from_dict(t["config"])
+        for r in results.values()
+        for t in r.trials
+        if t["state"] == "pdl"
+    }
+    assert len(tried) >= 2 and tried <= ahead
 
 
 def test_pdl_is_not_tried_without_it():
@@ -1261,7 +1279,8 @@ def test_a_quick_measurement_asks_the_worker_for_the_quick_budget(tmp_path):
 
     m = WorkerMeasure.__new__(WorkerMeasure)
     m.spec, m.workdir, m.seed, m.compiler, m.worker = SPEC, str(tmp_path), 0, None, Worker()
+    m.best = {}
     for quick in (True, False):
         m.quick = quick
         assert m(64, DEFAULT).us == 1.0
-    assert seen[0][-1] is True and len(seen[0]) == 6 and len(seen[1]) == 5
+    assert [task[5] for task in seen] == [True, False]
