@@ -320,7 +320,7 @@ def measure_candidate(
             seq = {}
             if config.strategy == "torch":
                 model = build_sequential(spec, weights, biases)
-                seq_us, seq_host_us, *_ = timed(lambda: model(x), cuda, host)
+                seq_us, seq_host_us, *_ = timed(lambda: model(x), cuda, host, quick)
                 seq = {"seq_us": seq_us, "seq_host_us": seq_host_us}
         reason = gave_up(give_up_us) if rough else ""
         return Measurement("ok", reason, us=us, host_us=host_us, err=worst, spread=spread, **seq)

@@ -929,14 +929,18 @@ def relative_spread(values: Sequence[float]) -> float:
 
 
 def median_measurement(ms: Sequence[Measurement]) -> Measurement:
-    """One measurement from several of one config: each time the median of its samples, the
-    spread the larger of the scores' spread and the timings' own."""
-    us = statistics.median(m.us for m in ms)
-    hosts = [m.host_us for m in ms if m.host_us is not None]
-    host = statistics.median(hosts) if hosts else None
+    """One measurement from several of one config: each time (nn.Sequential's beside the torch
+    path's too) the median of its samples, the spread the larger of the scores' spread and the
+    timings' own."""
+
+    def median(name: str) -> float | None:
+        values = [getattr(m, name) for m in ms if getattr(m, name) is not None]
+        return statistics.median(values) if values else None
+
     within = max((m.spread or 0.0) for m in ms)
     spread = max(within, relative_spread([m.score for m in ms])) if len(ms) > 1 else ms[0].spread
-    return replace(ms[0], us=us, host_us=host, spread=spread)
+    times = {name: median(name) for name in ("us", "host_us", "seq_us", "seq_host_us")}
+    return replace(ms[0], **times, spread=spread)
 
 
 def never_slower(winner, eager):

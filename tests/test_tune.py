@@ -963,6 +963,24 @@ def test_never_slower_uses_the_measured_spread():
     assert never_slower(kernel, None) == kernel and never_slower(None, torch_) is None
 
 
+def test_a_rechecked_torch_path_reports_the_median_eager_time():
+    """The eager reference a TUNED cell carries is the median of nn.Sequential's samples, not
+    the first (quick) one."""
+    from mlpgen.tune import median_measurement
+
+    ms = [
+        Measurement("ok", us=u, host_us=h, seq_us=s, seq_host_us=sh)
+        for u, h, s, sh in [
+            (9.0, 30.0, 20.0, 50.0),
+            (8.0, 31.0, 12.0, 44.0),
+            (9.5, 29.0, 11.0, 40.0),
+        ]
+    ]
+    med = median_measurement(ms)
+    assert (med.us, med.host_us, med.seq_us, med.seq_host_us) == (9.0, 30.0, 12.0, 44.0)
+    assert med.eager_times() == {"eager_us": 12.0, "eager_host_us": 44.0}
+
+
 # ---------------------------------------------------------------------------------------------
 # Cold tunes: compile only what is measured, cap a bucket's time, progress per bucket
 
