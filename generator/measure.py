@@ -33,9 +33,10 @@ import torch
 from mlpgen.bench import build_sequential
 from mlpgen.children import die_with_parent
 from mlpgen.emit import atomic_write, entry, render
-from mlpgen.render import render_kernel
+from mlpgen.render import shared_kernels
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import STRATEGIES
 from mlpgen.timing import time_call
 from mlpgen.verify import (
     Check,
@@ -124,20 +125,18 @@ class Measurement:
 _MODULES: dict[str, object] = {}
 
 
-def kernel_source(spec: MLPSpec, config: KernelConfig) -> str:
-    return render_kernel(spec, config) if config.has_kernel else ""
-
-
 def candidate_module(spec: MLPSpec, config: KernelConfig, workdir: Path):
     """The module that ships `config` (TUNED["default"] holds only it), written under workdir
     and imported once per strategy and kernel source, without the torch.compile op that no
     measurement calls (emit.render's op=False). The same file is used by every process of one
-    tuning run, so Triton's on-disk cache (keyed by kernel source and line) is shared."""
+    tuning run, so Triton's on-disk cache (keyed by kernel source and line) is shared. Configs
+    whose kernels differ only in their constexpr tiles share one module: each gets its KERNELS
+    entries (and a cluster kernel its launch) added here, as a module rendered for it has them.
+    """
+    sources, table = shared_kernels(spec, [config]) if config.has_kernel else ([], {})
     # the strategy too: kernel-free strategies share an empty kernel source, and a module
     # carries only the torch-side paths (the cuBLASLt epilogue) its own table names
-    # and the kernel's name: configs whose kernels differ only in their constexpr tiles share a
-    # source, but each module's KERNELS names its own config
-    source = f"{spec.name}\n{config.strategy}\n{config.kernel_name}\n{kernel_source(spec, config)}"
+    source = "\n".join([spec.name, config.strategy, *sources])
     digest = hashlib.sha256(source.encode()).hexdigest()
     mod = _MODULES.get(digest)
     if mod is None:
@@ -145,6 +144,11 @@ def candidate_module(spec: MLPSpec, config: KernelConfig, workdir: Path):
         if not path.exists():
             atomic_write(path, render(spec, {"default": {1: entry(config)}}, {}, op=False))
         mod = _MODULES[digest] = load_module(path)
+    for name, (function, tiles) in table.items():
+        mod.KERNELS.setdefault(name, (getattr(mod, function), tiles))
+    if config.strategy == "cluster":
+        plan = STRATEGIES["cluster"].planner(spec, config)
+        mod._CLUSTER_LAUNCH[mod.KERNELS[config.kernel_name]] = (plan.ctas, plan.buffer_bytes)
     return mod
 
 

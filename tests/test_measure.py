@@ -23,6 +23,7 @@ from mlpgen.measure import (
     WorkerStartError,
     candidate_module,
     describe,
+    launcher,
     measure_candidate,
     verify_sizes,
 )
@@ -234,6 +235,22 @@ def test_timing_runs_the_modules_hot_path(tmp_path, monkeypatch):
     assert m.ok
     assert counts["_launch"] == len(verify_sizes(37, CFG))  # verification only
     assert counts["mlp"] >= 3 and counts["_execute"] >= counts["mlp"]  # the timed calls
+
+
+@pytest.mark.interpret
+def test_configs_differing_only_in_tiles_share_a_module_and_run_their_own_tiles(tmp_path):
+    """Rowblock's row tile is a constexpr argument: its two configs share one module (one
+    import in a worker), each with its own KERNELS entry, and each computes the MLP at an M
+    that is a multiple of neither tile."""
+    from mlpgen.verify import check_run
+
+    tall = KernelConfig(block_m=32, chunk=32, num_warps=2)
+    mod = candidate_module(SPEC, CFG, tmp_path)
+    assert candidate_module(SPEC, tall, tmp_path) is mod
+    assert mod.KERNELS[CFG.kernel_name][1] == (16,) and mod.KERNELS[tall.kernel_name][1] == (32,)
+    assert mod.KERNELS[CFG.kernel_name][0] is mod.KERNELS[tall.kernel_name][0]
+    for config in (CFG, tall):
+        assert check_run(launcher(mod, config), SPEC, 37, seed=5).ok
 
 
 @pytest.mark.interpret
