@@ -642,6 +642,8 @@ class Driver:
         self.spent: dict[str, float] = {}  # study name -> seconds this driver measured it
         # study name -> trials asked ahead, oldest first (at most shared.lookahead)
         self.pending: dict[str, list[optuna.trial.Trial]] = {}
+        # a trial asked ahead -> its config (suggesting it again reads the storage each time)
+        self.proposed: dict[optuna.trial.Trial, KernelConfig] = {}
         for b in buckets:
             known, _ = snapshot(self.studies[b.name], b.encoding)
             for config, k in known.items():
@@ -724,7 +726,7 @@ class Driver:
 
     def asked(self, bucket: Bucket) -> set[KernelConfig]:
         """The configs of the bucket's trials asked ahead."""
-        return {bucket.encoding.suggest(t) for t in self.pending.get(bucket.name, ())}
+        return {self.proposed[t] for t in self.pending.get(bucket.name, ())}
 
     def ahead(self, bucket: Bucket) -> None:
         """Ask the bucket's next trials now, right after its last measurement, up to
@@ -761,6 +763,7 @@ class Driver:
                 study.tell(trial, state=TrialState.FAIL)
             elif config in bucket.space and config not in known:
                 self.prefetch([config])
+                self.proposed[trial] = config
                 queue.append(trial)
             else:
                 self.trial(bucket, study, known, trial)  # a repeat or infeasible: no measuring
@@ -771,6 +774,7 @@ class Driver:
             for trial in trials:
                 self.studies[name].tell(trial, state=TrialState.FAIL)
         self.pending.clear()
+        self.proposed.clear()
 
     def step(self, bucket: Bucket) -> bool:
         """Measure one more candidate of this bucket; False once it needs nothing more."""

@@ -963,6 +963,18 @@ def test_never_slower_uses_the_measured_spread():
     assert never_slower(kernel, None) == kernel and never_slower(None, torch_) is None
 
 
+def test_a_trial_asked_ahead_is_suggested_once_more_only_to_be_measured(monkeypatch):
+    """A config asked ahead is looked up, not suggested again, whenever the driver lists what
+    is pending (each suggestion reads the trial from the storage): two suggestions a trial at
+    most, one when it is asked and one when it is measured."""
+    calls = []
+    real = Encoding.suggest
+    monkeypatch.setattr(Encoding, "suggest", lambda self, t: calls.append(t) or real(self, t))
+    results = search(job((64, 4096), trials=24, lookahead=3), [Recorder()], memory(), quiet())
+    trials = sum(len(r.trials) for r in results.values())
+    assert trials >= 40 and len(calls) <= 2 * trials
+
+
 def test_a_rechecked_torch_path_reports_the_median_eager_time():
     """The eager reference a TUNED cell carries is the median of nn.Sequential's samples, not
     the first (quick) one."""
