@@ -319,6 +319,46 @@ def test_gpu_gradients_match_eager(load_generated, train_kernels, spec, m):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("fused", [False, True], ids=["layers", "fused"])
+def test_gpu_training_kernels_launch_directly(load_generated, train_kernels, monkeypatch, fused):
+    """With mlpgen.runtime (triton 3.6) the training kernels launch directly: once steps at
+    M = 1 and 1000 have compiled a config's kernels (the weight gradient in one split and in
+    fp32 partials), steps at other M (1 mod 16 or not, a multiple of 16, other split counts)
+    launch nothing through triton's JIT and compile nothing, with eager's gradients. Without
+    the runtime (another triton) the module trains through triton's public API."""
+    from triton.runtime.jit import JITFunction
+
+    from mlpgen import runtime
+
+    spec = MLPSpec((64, 96, 33), act="gelu", dtype="fp16")
+    mod, _ = load_generated(spec)
+    cfg = TrainConfig(block_m=32, block_n=32, block_k=32, split=8, fused=fused).to_dict()
+    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: cfg})
+    assert (mod._RT is not None) == (runtime.unsupported() is None)
+
+    def step(m):
+        model, x, dy, got = train_step(mod, spec, m, "cuda")
+        check_grads(spec, got, model, x, dy)
+
+    for m in (1, 1000):
+        step(m)
+    jit_runs = []
+    real = JITFunction.run
+    monkeypatch.setattr(
+        JITFunction,
+        "run",
+        lambda self, *a, **k: jit_runs.append(self.fn.__name__) or real(self, *a, **k),
+    )
+    compiled = len(mod._RT.compiled) if mod._RT is not None else 0
+    for m in (16, 37, 512, 4099):
+        step(m)
+    if mod._RT is None:
+        assert jit_runs  # the public API
+        return
+    assert jit_runs == [] and len(mod._RT.compiled) == compiled and mod._RT.fast
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("split", [1, 8])
 def test_gpu_compiled_training_step_runs_the_backward_op(load_generated, monkeypatch, split):
     """torch.compile(fullgraph=True) of forward and backward: one graph, the gradients of the
