@@ -26,7 +26,9 @@ DOMAIN = {
     "num_stages": (1, 2, 3),
     "split": (1, 2, 4, 8, 16, 32, 64, 128, 256),
     "fused": (0, 1),
+    "recompute": (0, 1),
 }
+FLAGS = ("fused", "recompute")  # TrainConfig's yes/no fields (the domain's 0/1)
 # the H200's SMs: how many programs the weight-gradient launch should at least fill
 TARGET_PROGRAMS = 132
 MIN_SPLIT_ROWS = 256  # a split of the rows smaller than this costs more to reduce than it saves
@@ -51,12 +53,17 @@ class TrainConfig:
     # the input gradient), each layer's output handed to the next through memory the program
     # itself wrote; else a launch per layer tiled over rows and columns
     fused: bool = False
+    # the forward keeps only x (and the parameters): the call's forward is the tuned inference
+    # kernel, and the backward runs the training forward again for what it needs. Less memory
+    # than eager; faster where the inference kernel's lead outweighs a second forward
+    recompute: bool = False
     strategy: ClassVar[str] = "kernels"  # the tuner's name for a TrainConfig candidate
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "fused", bool(self.fused))  # the domain's 0/1
+        for name in FLAGS:
+            object.__setattr__(self, name, bool(getattr(self, name)))  # the domain's 0/1
         for f in fields(self):
-            if f.name == "fused":
+            if f.name in FLAGS:
                 continue
             v = getattr(self, f.name)
             if not isinstance(v, int) or v < 1:

@@ -95,6 +95,13 @@ TRAIN_CASES = [
         21,
         TrainConfig(**TILES, split=2, fused=False),
     ),
+    # the inference kernel forward, the training forward run again by the backward (out_act'
+    # reads y: the recomputed y)
+    (
+        MLPSpec((21, 30, 9), act="gelu", out_act="sigmoid", dtype="fp32"),
+        37,
+        TrainConfig(**TILES, fused=True, recompute=True),
+    ),
 ]
 
 
@@ -279,6 +286,25 @@ def test_training_saves_no_more_than_eager(load_generated, spec):
     x = torch.randn(37, 12, requires_grad=True)
     ours, eager = saved_bytes(lambda: fused(x)), saved_bytes(lambda: seq(x))
     assert 0 < ours <= eager
+
+
+@pytest.mark.interpret
+def test_a_recomputing_config_saves_only_x_and_the_parameters(load_generated, monkeypatch):
+    """With "recompute" the forward keeps x and the parameters, none of the hidden layers
+    eager keeps, and the step's gradients are still right (the backward recomputes them)."""
+    spec = MLPSpec((12, 40, 40, 6), act="gelu", dtype="fp32")
+    mod, _ = load_generated(spec)
+    config = TrainConfig(**TILES, recompute=True)
+    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: config.to_dict()})
+    fused = mod.FusedMLP.from_module(sequential(spec.widths, spec.act, spec.out_act))
+    x = torch.randn(37, 12, requires_grad=True)
+    kept = {
+        t.untyped_storage().data_ptr(): t.untyped_storage().nbytes()
+        for t in (x, *fused.parameters())
+    }
+    assert saved_bytes(lambda: fused(x)) == sum(kept.values())
+    fused, x, dy, got = train_step(mod, spec, 37)
+    check_grads(spec, got, fused, x, dy)
 
 
 @pytest.mark.interpret
