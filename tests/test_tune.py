@@ -1293,6 +1293,28 @@ def test_a_tile_variant_goes_where_it_ties_and_nothing_is_measured_that_saves_no
     assert rec.calls == [] and results[1024].winner[0] == PERSIST_B
 
 
+def test_a_move_that_leaves_the_kernel_in_the_cuda_graph_cell_is_undone():
+    """Host-bound at bucket 1, persist ties cluster's call time but takes a third more GPU
+    time: taken, the cell's CUDA-graph winner would be the cluster kernel (GRAPH_TIE), which
+    the module would then still carry, so the bucket keeps its own winner."""
+    from mlpgen.tune import consolidate
+
+    cluster, persist = (dataclasses.replace(c, pdl=False) for c in (CLUSTER, PERSIST_A))
+    results = decided({1: (cluster, 3.0), 16: (persist, 6.0)})
+    r = results[1]
+    r.winner = (cluster, Measurement("ok", us=3.0, host_us=5.0, spread=0.005))
+    r.pairs = [r.winner, *r.pairs[1:]]
+
+    def fn(bucket, config):
+        us = {TORCH: 20.0, cluster: 3.0, persist: 4.0}[config]
+        return Measurement("ok", us=us, host_us=5.0, spread=0.005)
+
+    consolidate(results, Recorder(fn), 1, SPEC, [DEFAULT])
+    assert r.consolidate[0]["within"] is True  # a tie on the score the sampler minimises
+    assert r.winner[0] == cluster and r.graph is None and r.consolidated is None
+    assert "def _k_cluster" in module_source(results)
+
+
 def test_a_resumed_consolidation_replays_its_measurements():
     from mlpgen.tune import consolidate
 
