@@ -1435,6 +1435,7 @@ def tune(
                 "measured": r.measured,
                 "winner": table.get(b),
                 "recheck": r.recheck,
+                "consolidated": r.consolidated,  # the neighbour's winner it took (consolidate)
             }
             for b, r in sorted(results.items())
         },

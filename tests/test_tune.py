@@ -1335,7 +1335,9 @@ def test_the_search_consolidates_and_the_trial_log_says_what_it_took(tmp_path):
     path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
     alone = search(job((1, 64), recheck=1), [Recorder()], memory(), quiet())
     assert alone[1].winner[0].strategy == "rowblock"
-    tune(path, job((1, 64), recheck=1, share=True), [Recorder()], memory(), progress=quiet())
+    summary = tune(
+        path, job((1, 64), recheck=1, share=True), [Recorder()], memory(), progress=quiet()
+    )
     _, tuned, _ = read_module(path)
     assert tuned[KEY_A][1]["strategy"] == tuned[KEY_A][64]["strategy"] == "persist"
     assert "def _k_rowblock" not in path.read_text()
@@ -1344,6 +1346,7 @@ def test_the_search_consolidates_and_the_trial_log_says_what_it_took(tmp_path):
     assert moved["from"]["strategy"] == "rowblock"
     assert moved["to"] == KernelConfig.from_dict(tuned[KEY_A][64]).to_dict()
     assert (moved["from_median"], moved["to_median"]) == (13.0, 12.0)
+    assert summary["buckets"]["1"]["consolidated"] == moved
     assert any(c["within"] for c in log["consolidate"])
 
 
