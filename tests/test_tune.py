@@ -1213,7 +1213,7 @@ def test_a_bucket_that_alone_needs_a_strategy_takes_its_neighbours_winner_where_
 
     results = decided({1: (CLUSTER, 5.0), 16: (PERSIST_A, 6.0)}, torch_us)
     before = module_source(results)
-    rec = timed({(1, CLUSTER): 5.0, (1, PERSIST_A): us}, spread, torch_us)
+    rec = timed({(1, CLUSTER): 5.0, (1, PERSIST_A): us, (16, PERSIST_A): 6.0}, spread, torch_us)
     consolidate(results, rec, RECHECK_ROUNDS, SPEC, [DEFAULT])
     # the first comparison: at bucket 1, the winner, persist and torch, round after round
     assert rec.calls[:9] == [(1, CLUSTER), (1, PERSIST_A), (1, TORCH)] * (RECHECK_ROUNDS + 1)
