@@ -249,8 +249,8 @@ def tune_table(runs: list[dict]) -> list[str]:
     """Tune times from `mlpgen ... --json` summaries: a retune's, or a generating run's (its
     tune under "tuned"), such as benchmarks/record_search.sh's cold tunes (their wall time
     from an empty triton cache)."""
-    header = ["module", "buckets", "measured", "compiled", "compile s", "search s", "total s"]
-    header.append("wall s")
+    header = ["module", "buckets", "measured", "compiled", "compile s", "compile wait s"]
+    header += ["search s", "total s", "wall s"]
     rows, commands = [], []
     for d in runs:
         t = d.get("tuned", d)
@@ -261,6 +261,7 @@ def tune_table(runs: list[dict]) -> list[str]:
                 str(t.get("measured", "-")),
                 str(t.get("compiled", "-")),
                 fmt_us(t.get("compile_seconds")),
+                fmt_us(t.get("compile_wait_seconds")),
                 fmt_us(t.get("seconds")),
                 fmt_us(t.get("total_seconds")),
                 fmt_us(d.get("wall_seconds")),

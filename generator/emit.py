@@ -159,8 +159,12 @@ def tune_command(spec: MLPSpec, prov: dict) -> str:
     return cmd
 
 
-def render(spec: MLPSpec, tuned: dict, provenance: dict) -> str:
-    """The module's source; each GPU's provenance names the command that made it."""
+def render(spec: MLPSpec, tuned: dict, provenance: dict, op: bool = True) -> str:
+    """The module's source; each GPU's provenance names the command that made it. op=False
+    leaves out the registration of its torch.compile op (OP is None, as on a torch without
+    triton_op): for the tuner's candidate modules, which are only ever called eagerly, since
+    a registration costs about 60 ms per module and imports torch._dynamo into the process.
+    """
     provenance = {
         key: {**prov, "command": tune_command(spec, prov)} for key, prov in provenance.items()
     }
@@ -179,6 +183,7 @@ def render(spec: MLPSpec, tuned: dict, provenance: dict) -> str:
         format_literal(provenance),
         header,
         leaf_literal(spec.to_dict().items()),
+        op=op,
     )
 
 

@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 import warnings
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -32,9 +33,10 @@ import torch
 from mlpgen.bench import build_sequential
 from mlpgen.children import die_with_parent
 from mlpgen.emit import atomic_write, entry, render
-from mlpgen.render import render_kernel
+from mlpgen.render import shared_kernels
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import STRATEGIES
 from mlpgen.timing import time_call
 from mlpgen.verify import (
     Check,
@@ -123,26 +125,30 @@ class Measurement:
 _MODULES: dict[str, object] = {}
 
 
-def kernel_source(spec: MLPSpec, config: KernelConfig) -> str:
-    return render_kernel(spec, config) if config.has_kernel else ""
-
-
 def candidate_module(spec: MLPSpec, config: KernelConfig, workdir: Path):
     """The module that ships `config` (TUNED["default"] holds only it), written under workdir
-    and imported once per strategy and kernel source. The same file is used by every process of
-    one tuning run, so Triton's on-disk cache (keyed by kernel source and line) is shared."""
+    and imported once per strategy and kernel source, without the torch.compile op that no
+    measurement calls (emit.render's op=False). The same file is used by every process of one
+    tuning run, so Triton's on-disk cache (keyed by kernel source and line) is shared. Configs
+    whose kernels differ only in their constexpr tiles share one module: each gets its KERNELS
+    entries (and a cluster kernel its launch) added here, as a module rendered for it has them.
+    """
+    sources, table = shared_kernels(spec, [config]) if config.has_kernel else ([], {})
     # the strategy too: kernel-free strategies share an empty kernel source, and a module
     # carries only the torch-side paths (the cuBLASLt epilogue) its own table names
-    # and the kernel's name: configs whose kernels differ only in their constexpr tiles share a
-    # source, but each module's KERNELS names its own config
-    source = f"{spec.name}\n{config.strategy}\n{config.kernel_name}\n{kernel_source(spec, config)}"
+    source = "\n".join([spec.name, config.strategy, *sources])
     digest = hashlib.sha256(source.encode()).hexdigest()
     mod = _MODULES.get(digest)
     if mod is None:
         path = Path(workdir) / f"cand_{digest[:16]}.py"
         if not path.exists():
-            atomic_write(path, render(spec, {"default": {1: entry(config)}}, {}))
+            atomic_write(path, render(spec, {"default": {1: entry(config)}}, {}, op=False))
         mod = _MODULES[digest] = load_module(path)
+    for name, (function, tiles) in table.items():
+        mod.KERNELS.setdefault(name, (getattr(mod, function), tiles))
+    if config.strategy == "cluster":
+        plan = STRATEGIES["cluster"].planner(spec, config)
+        mod._CLUSTER_LAUNCH[mod.KERNELS[config.kernel_name]] = (plan.ctas, plan.buffer_bytes)
     return mod
 
 
@@ -235,19 +241,33 @@ def graph_replay(mod, x, new_x, weights, biases):
 QUICK = {"loops": 3, "loop_s": 0.002, "warmup_ms": 5, "rep_ms": 10}
 
 
-def timed(call, cuda: bool, host: bool, quick: bool = False) -> tuple[float, float | None, float]:
-    """(GPU time, host time if `host` else None, the larger spread of the two) of `call` by
-    timing.time_call (with `quick`, on the QUICK budget); on a CPU (the interpreter) a rough
-    host time, enough to exercise the tuner, stands in for the GPU time."""
+# The search stops timing a candidate whose single call takes over GIVE_UP times the best score
+# its bucket has measured so far (WorkerMeasure): it cannot win, and the full budget of a slow
+# candidate of a large bucket (about fifty calls of up to 100 ms) would cost seconds.
+GIVE_UP = 2.0
+
+
+def timed(
+    call, cuda: bool, host: bool, quick: bool = False, give_up_us: float | None = None
+) -> tuple[float, float | None, float, bool]:
+    """(GPU time, host time if `host` else None, the larger spread of the two, whether the GPU
+    time is one call's: over give_up_us) of `call` by timing.time_call (with `quick`, on the
+    QUICK budget); on a CPU (the interpreter) a rough host time, enough to exercise the tuner,
+    stands in for the GPU time."""
     if cuda:
-        t = time_call(call, gpu=True, **(QUICK if quick else {}))
+        t = time_call(call, gpu=True, give_up_us=give_up_us, **(QUICK if quick else {}))
         us, spread = t.gpu_us, t.gpu_spread
     else:
         t = time_call(call, gpu=False, loop_s=0, loops=3)
         us, spread = t.host_us, t.host_spread
     if not host:
-        return us, None, spread
-    return us, t.host_us, max(spread, t.host_spread)
+        return us, None, spread, t.rough
+    return us, t.host_us, max(spread, t.host_spread), t.rough
+
+
+def gave_up(give_up_us: float) -> str:
+    """The reason an ok Measurement carries where its GPU time is one call's."""
+    return f"timed once: over {give_up_us:.1f} us, {GIVE_UP:g}x the bucket's best so far"
 
 
 class WorkerStartError(RuntimeError):
@@ -268,11 +288,17 @@ def cuda_healthy() -> bool:
 
 
 def measure_candidate(
-    spec: MLPSpec, bucket: int, config: KernelConfig, workdir: str, seed: int = 0, quick=False
+    spec: MLPSpec,
+    bucket: int,
+    config: KernelConfig,
+    workdir: str,
+    seed: int = 0,
+    quick=False,
+    give_up_us: float | None = None,
 ) -> Measurement:
     """Verify `config` at `bucket` and, if right, time it (`quick`: on the QUICK budget, the
-    search's). Runs in a worker; on a CPU (tests, the Triton interpreter) the GPU time is
-    replaced by the host time."""
+    search's; give_up_us: see GIVE_UP). Runs in a worker; on a CPU (tests, the Triton
+    interpreter) the GPU time is replaced by the host time."""
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     try:
@@ -294,13 +320,14 @@ def measure_candidate(
                 return Measurement("wrong", result.reason, err=result.err)
             worst = max(worst, result.err)
             host = bucket <= HOST_BUCKET_MAX
-            us, host_us, spread = timed(call, cuda, host, quick)
+            us, host_us, spread, rough = timed(call, cuda, host, quick, give_up_us)
             seq = {}
             if config.strategy == "torch":
                 model = build_sequential(spec, weights, biases)
-                seq_us, seq_host_us, _ = timed(lambda: model(x), cuda, host)
+                seq_us, seq_host_us, *_ = timed(lambda: model(x), cuda, host, quick)
                 seq = {"seq_us": seq_us, "seq_host_us": seq_host_us}
-        return Measurement("ok", us=us, host_us=host_us, err=worst, spread=spread, **seq)
+        reason = gave_up(give_up_us) if rough else ""
+        return Measurement("ok", reason, us=us, host_us=host_us, err=worst, spread=spread, **seq)
     except Exception as e:
         if cuda and not cuda_healthy():
             raise WorkerPoisoned(describe(e)) from e
@@ -508,6 +535,9 @@ class Compiler:
         self.todo: collections.deque = collections.deque()
         self.state: dict[KernelConfig, str | None] = {}  # config -> "queued", "busy", "done"
         self.errors: dict[KernelConfig, str] = {}
+        self.busy_s = 0.0  # seconds the compiling processes spent, summed over them
+        self.waited_s = 0.0  # seconds `wait` blocked: what compiling added to the search
+        self.fatal: WorkerStartError | None = None  # a compiling process could not start
         self.cond = threading.Condition()
         self.closed = False
         self.threads = [
@@ -528,6 +558,7 @@ class Compiler:
         """Compile `config` first if it is not yet; its compile error, or None."""
         if not config.has_kernel:
             return None
+        t0 = time.monotonic()
         with self.cond:
             if self.state.get(config) == "queued":
                 self.todo.remove(config)
@@ -536,7 +567,10 @@ class Compiler:
                 self.todo.appendleft(config)
                 self.cond.notify_all()
             while self.state[config] != "done":
+                if self.fatal is not None:  # nothing may ever compile it: stop the run
+                    raise self.fatal
                 self.cond.wait()
+            self.waited_s += time.monotonic() - t0
             return self.errors.get(config)
 
     def _drive(self) -> None:
@@ -550,8 +584,16 @@ class Compiler:
                         return
                     config = self.todo.popleft()
                     self.state[config] = "busy"
-                status, value = worker.run(self.spec, config, self.workdir)
+                t0 = time.monotonic()
+                try:
+                    status, value = worker.run(self.spec, config, self.workdir)
+                except WorkerStartError as e:
+                    with self.cond:
+                        self.fatal = e
+                        self.cond.notify_all()
+                    return
                 with self.cond:
+                    self.busy_s += time.monotonic() - t0
                     if status != "ok":
                         self.errors[config] = f"{status}: {value}"
                     self.state[config] = "done"
@@ -591,6 +633,7 @@ class WorkerMeasure:
 
     def __post_init__(self) -> None:
         self.worker = Worker(self.fn, self.limit_s, self.device)
+        self.best: dict[int, float] = {}  # bucket -> best score of its quick measurements
 
     def prefetch(self, configs) -> None:
         if self.compiler is not None:
@@ -601,11 +644,13 @@ class WorkerMeasure:
             error = self.compiler.wait(config)
             if error is not None:
                 return Measurement("error", f"compile: {error}")
-        task = (self.spec, bucket, config, self.workdir, self.seed) + (
-            (True,) if self.quick else ()
-        )
-        status, value = self.worker.run(*task)
-        return as_measurement(status, value)
+        best = self.best.get(bucket) if self.quick else None
+        give_up = None if best is None else GIVE_UP * best
+        task = (self.spec, bucket, config, self.workdir, self.seed, self.quick, give_up)
+        m = as_measurement(*self.worker.run(*task))
+        if self.quick and m.ok and m.score < self.best.get(bucket, math.inf):
+            self.best[bucket] = m.score
+        return m
 
     def close(self) -> None:
         self.worker.close()

@@ -174,10 +174,12 @@ def render_module(
     provenance_literal: str,
     header: dict,
     spec_literal: str,
+    op: bool = True,
 ) -> str:
     """The standalone module: docstring, SPEC, TUNED, PROVENANCE, the kernels of `configs` and
     the helpers they call, the training kernels (mlpgen.training), the shared rules, a launch
-    part per strategy used, mlp(), autograd, FusedMLP and the self-check."""
+    part per strategy used, mlp(), autograd, FusedMLP and the self-check. `op`: whether the
+    module registers its torch.compile custom op on import (see emit.render)."""
     kernels = {c.kernel_name: c for c in configs if c.has_kernel}
     kernel_sources, kernel_table = shared_kernels(spec, kernels.values())
     kernel_sources.append(training.render_training(spec).strip("\n"))
@@ -214,6 +216,7 @@ def render_module(
             act_grad_src=ACTIVATIONS[spec.act].grad_src,
             out_act_grad_src=ACTIVATIONS[spec.out_act].grad_src,
             clusters="cluster" in strategies,
+            register_op=op,
             train_default=training.default_table(spec, DEFAULT_BUCKETS),
             grad_inputs=training.grad_inputs(spec),
             grad_inputs_literal=training.grad_inputs_literal(spec),

@@ -45,6 +45,8 @@ class Timing:
     host_spread: float
     gpu_us: float | None = None
     gpu_spread: float | None = None
+    # gpu_us is one call's time: it was over time_call's give_up_us, so nothing more was timed
+    rough: bool = False
 
 
 def median_spread(samples: Sequence[float]) -> tuple[float, float]:
@@ -103,27 +105,36 @@ def gpu_samples(
     warmup_ms: float = WARMUP_MS,
     rep_ms: float = REP_MS,
     burst: int = BURST,
+    give_up_us: float | None = None,
 ) -> list[float]:
     """Per-call µs of bursts of `burst` back-to-back calls between CUDA events, the L2 flushed
     and the GPU spun for twice the burst's host time before each; as many bursts (at least 5)
-    as fit in rep_ms, after warm-up calls for warmup_ms."""
+    as fit in rep_ms, after warm-up calls for warmup_ms. With give_up_us: first one call alone
+    (flushed and spun up the same way); if it takes longer than that, its time is the only
+    sample (a call that slow is timed for about its own length, not some fifty times it)."""
     import torch
 
     flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
     spin_us = min(max(2 * burst * host_us, SPIN_US[0]), SPIN_US[1])
     spin = int(spin_cycles_per_us(torch.cuda.current_device()) * spin_us)
 
-    def timed(start=None, end=None):
+    def timed(start=None, end=None, calls=burst):
         flush.zero_()
         torch.cuda._sleep(spin)
         if start is not None:
             start.record()
-        for _ in range(burst):
+        for _ in range(calls):
             call()
         if end is not None:
             end.record()
 
     events = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+    if give_up_us is not None:
+        timed(*events, calls=1)
+        events[1].synchronize()
+        one = events[0].elapsed_time(events[1]) * 1e3
+        if one > give_up_us:
+            return [one]
     events[0].record()
     for _ in range(3):  # how many bursts fit in rep_ms
         timed()
@@ -150,9 +161,12 @@ def time_call(
     warmup_ms: float = WARMUP_MS,
     rep_ms: float = REP_MS,
     clock: Callable[[], float] = time.perf_counter,
+    give_up_us: float | None = None,
 ) -> Timing:
     """The host time of `call` and, with `gpu`, its GPU time (see the module's docstring).
-    `sync` waits for the device (torch.cuda.synchronize by default when `gpu`)."""
+    `sync` waits for the device (torch.cuda.synchronize by default when `gpu`). give_up_us:
+    a call whose GPU time is over it is timed once (Timing.rough): the tuner's way of not
+    spending seconds on a candidate already known to lose."""
     if sync is None:
         import torch
 
@@ -161,5 +175,7 @@ def time_call(
     host_us = host * 1e6
     if not gpu:
         return Timing(host_us, host_spread)
-    gpu_us, gpu_spread = median_spread(gpu_samples(call, host_us, warmup_ms, rep_ms))
-    return Timing(host_us, host_spread, gpu_us, gpu_spread)
+    samples = gpu_samples(call, host_us, warmup_ms, rep_ms, give_up_us=give_up_us)
+    gpu_us, gpu_spread = median_spread(samples)
+    rough = give_up_us is not None and len(samples) == 1
+    return Timing(host_us, host_spread, gpu_us, gpu_spread, rough)

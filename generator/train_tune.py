@@ -47,6 +47,7 @@ from mlpgen.measure import (
     WorkerPoisoned,
     cuda_healthy,
     describe,
+    gave_up,
     timed,
 )
 from mlpgen.spec import MLPSpec
@@ -241,11 +242,18 @@ class TrainMeasure:
 
 
 def measure_train_candidate(
-    spec: MLPSpec, bucket: int, choice: TrainChoice, path: str, seed: int = 0, quick=False
+    spec: MLPSpec,
+    bucket: int,
+    choice: TrainChoice,
+    path: str,
+    seed: int = 0,
+    quick=False,
+    give_up_us: float | None = None,
 ) -> Measurement:
     """Verify the module at `path` training with `choice` at `bucket` and, if right, time its
-    step (`quick`: on measure.QUICK's budget). On a CPU (the interpreter) the GPU time is the
-    host time and the table is "default" (the one the module reads there)."""
+    step (`quick`: on measure.QUICK's budget; give_up_us: see measure.GIVE_UP). On a CPU (the
+    interpreter) the GPU time is the host time and the table is "default" (the one the module
+    reads there)."""
     import torch
 
     from mlpgen.bench import BY_NAME
@@ -269,8 +277,10 @@ def measure_train_candidate(
             if not result.ok:
                 return Measurement("wrong", f"{result.reason} at M={m}", err=result.err)
             worst = max(worst, result.err)
-        us, host_us, spread = timed(prepared.call, cuda, bucket <= HOST_BUCKET_MAX, quick)
-        return Measurement("ok", us=us, host_us=host_us, err=worst, spread=spread)
+        host = bucket <= HOST_BUCKET_MAX
+        us, host_us, spread, rough = timed(prepared.call, cuda, host, quick, give_up_us)
+        reason = gave_up(give_up_us) if rough else ""
+        return Measurement("ok", reason, us=us, host_us=host_us, err=worst, spread=spread)
     except Exception as e:
         if cuda and not cuda_healthy():  # e.g. an illegal address: the worker is replaced
             raise WorkerPoisoned(describe(e)) from e

@@ -44,7 +44,9 @@ kernel or another space are never mixed in.
   pool of compiling processes ahead of the GPU): each bucket keeps `lookahead` trials asked
   ahead (TPE's constant liar fills in for their results), so that several compile at once;
   `bucket_timeout` caps a bucket's measuring. The search's measurements time on a quick budget
-  (measure.QUICK); what the winners rest on (re-measurement, PDL, kernel sharing) in full.
+  (measure.QUICK), and a candidate whose one call is over GIVE_UP times its bucket's best so
+  far only for that call (measure.GIVE_UP); what the winners rest on (re-measurement, PDL,
+  kernel sharing) in full. Every bucket's PDL variants are compiled together, ahead of PDL.
 
 The search takes `measure(bucket, config) -> Measurement` as an argument: tests drive it with a
 synthetic landscape, `tune_module` with worker processes on the GPUs.
@@ -650,6 +652,8 @@ class Driver:
         self.spent: dict[str, float] = {}  # study name -> seconds this driver measured it
         # study name -> trials asked ahead, oldest first (at most shared.lookahead)
         self.pending: dict[str, list[optuna.trial.Trial]] = {}
+        # a trial asked ahead -> its config (suggesting it again reads the storage each time)
+        self.proposed: dict[optuna.trial.Trial, KernelConfig] = {}
         for b in buckets:
             known, _ = snapshot(self.studies[b.name], b.encoding)
             for config, k in known.items():
@@ -732,7 +736,7 @@ class Driver:
 
     def asked(self, bucket: Bucket) -> set[KernelConfig]:
         """The configs of the bucket's trials asked ahead."""
-        return {bucket.encoding.suggest(t) for t in self.pending.get(bucket.name, ())}
+        return {self.proposed[t] for t in self.pending.get(bucket.name, ())}
 
     def ahead(self, bucket: Bucket) -> None:
         """Ask the bucket's next trials now, right after its last measurement, up to
@@ -769,6 +773,7 @@ class Driver:
                 study.tell(trial, state=TrialState.FAIL)
             elif config in bucket.space and config not in known:
                 self.prefetch([config])
+                self.proposed[trial] = config
                 queue.append(trial)
             else:
                 self.trial(bucket, study, known, trial)  # a repeat or infeasible: no measuring
@@ -779,6 +784,7 @@ class Driver:
             for trial in trials:
                 self.studies[name].tell(trial, state=TrialState.FAIL)
         self.pending.clear()
+        self.proposed.clear()
 
     def step(self, bucket: Bucket) -> bool:
         """Measure one more candidate of this bucket; False once it needs nothing more."""
@@ -940,14 +946,18 @@ def relative_spread(values: Sequence[float]) -> float:
 
 
 def median_measurement(ms: Sequence[Measurement]) -> Measurement:
-    """One measurement from several of one config: each time the median of its samples, the
-    spread the larger of the scores' spread and the timings' own."""
-    us = statistics.median(m.us for m in ms)
-    hosts = [m.host_us for m in ms if m.host_us is not None]
-    host = statistics.median(hosts) if hosts else None
+    """One measurement from several of one config: each time (nn.Sequential's beside the torch
+    path's too) the median of its samples, the spread the larger of the scores' spread and the
+    timings' own."""
+
+    def median(name: str) -> float | None:
+        values = [getattr(m, name) for m in ms if getattr(m, name) is not None]
+        return statistics.median(values) if values else None
+
     within = max((m.spread or 0.0) for m in ms)
     spread = max(within, relative_spread([m.score for m in ms])) if len(ms) > 1 else ms[0].spread
-    return replace(ms[0], us=us, host_us=host, spread=spread)
+    times = {name: median(name) for name in ("us", "host_us", "seq_us", "seq_host_us")}
+    return replace(ms[0], **times, spread=spread)
 
 
 def never_slower(winner, eager):
@@ -1021,6 +1031,19 @@ def collect(study: optuna.Study, bucket: Bucket) -> BucketResult:
     )
 
 
+def pdl_picks(result: BucketResult) -> list[tuple[KernelConfig, Measurement]]:
+    """The (config, its measurement without PDL) pairs whose PDL variants pdl_pass measures:
+    the PDL_TOP fastest that take PDL, the winner, the previous winners that ran linked; those
+    whose variant was measured already left out."""
+    ok = [(c, m) for c, m in result.pairs if m.ok and c.takes_pdl and not c.pdl]
+    tried = {c for c, _ in result.pairs}
+    picks = sorted(ok, key=lambda cm: cm[1].us)[:PDL_TOP]
+    if result.winner is not None and result.winner[0].takes_pdl and result.winner not in picks:
+        picks.append(result.winner)
+    picks += [cm for cm in ok if cm[0] in result.plan.linked and cm not in picks]
+    return [(c, m) for c, m in picks if replace(c, pdl=True) not in tried]
+
+
 def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None = None):
     """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest configs that take it
     (KernelConfig.takes_pdl), its winner and the previous winners that ran with it
@@ -1029,17 +1052,9 @@ def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None 
     time than the same config without. Its measurements are recorded as trials of state "pdl",
     and kept in the study's user attributes: a resumed run replays them instead of measuring
     again (so it picks the same winners)."""
-    ok = [(c, m) for c, m in result.pairs if m.ok and c.takes_pdl and not c.pdl]
-    tried = {c for c, _ in result.pairs}
-    picks = sorted(ok, key=lambda cm: cm[1].us)[:PDL_TOP]
-    if result.winner is not None and result.winner[0].takes_pdl and result.winner not in picks:
-        picks.append(result.winner)
-    picks += [cm for cm in ok if cm[0] in result.plan.linked and cm not in picks]
     added = []
-    for config, base in picks:
+    for config, base in pdl_picks(result):
         linked = replace(config, pdl=True)
-        if linked in tried:
-            continue
         name = "pdl " + json.dumps(linked.to_dict(), sort_keys=True)
         stored = study.user_attrs.get(name) if study is not None else None
         m = Measurement.from_dict(stored) if stored else measure(result.bucket, linked)
@@ -1318,9 +1333,13 @@ def search(
         for m in measures:  # what is decided on is timed on the full budget (measure.QUICK)
             if getattr(m, "quick", False):
                 m.quick = False
+        pdl = job.pdl and job.recorded is None  # a replayed log has no PDL times
+        prefetch = getattr(measures[0], "prefetch", None)
+        if pdl and prefetch is not None:  # every bucket's PDL variants compile at once
+            prefetch([replace(c, pdl=True) for r in results.values() for c, _ in pdl_picks(r)])
         for b, study in zip(buckets, studies):
             r = results[b.space.bucket]
-            if job.pdl and job.recorded is None:  # a replayed log has no PDL times
+            if pdl:
                 pdl_pass(r, measures[0], study)
             decide(r, measures[0], opts.recheck, study)
         if opts.share:
@@ -1552,6 +1571,9 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
     summary["total_seconds"] = round(time.perf_counter() - t0, 1)
     summary["compiled"] = compiler.compiled()
     summary["compile_errors"] = len(compiler.errors)
+    # the compiling processes' seconds, and those of them the measuring waited for
+    summary["compile_busy_seconds"] = round(compiler.busy_s, 1)
+    summary["compile_wait_seconds"] = round(compiler.waited_s, 1)
     if sys.stderr.isatty() and not quiet:
         print_summary(summary)
     wrote = f"wrote {path}" if summary["written"] else "another process writes the module"

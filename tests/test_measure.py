@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from mlpgen.measure import (
+    GIVE_UP,
     HOST_BUCKET_MAX,
     Compiler,
     Measurement,
@@ -22,6 +23,7 @@ from mlpgen.measure import (
     WorkerStartError,
     candidate_module,
     describe,
+    launcher,
     measure_candidate,
     verify_sizes,
 )
@@ -73,9 +75,11 @@ def poisoned_then_answer(x):
     return answer(x)
 
 
-def fake_measure(spec, bucket, config, workdir, seed):
+def fake_measure(spec, bucket, config, workdir, seed, quick=False, give_up_us=None):
     if config.block_m == 32:
         os._exit(1)  # like an illegal memory access taking the process down
+    if quick:  # a time per config, and the give-up time it was handed as its reason
+        return Measurement("ok", str(give_up_us), us=float(config.num_warps), err=0.0)
     return Measurement("ok", us=float(bucket), err=0.0)
 
 
@@ -142,6 +146,21 @@ def test_worker_measure_turns_failures_into_verdicts(tmp_path):
         crashed = m(64, KernelConfig(block_m=32))
         assert crashed.verdict == "crash" and not crashed.ok and crashed.score is None
         assert m(16, CFG).us == 16.0  # a fresh worker took over
+    finally:
+        m.close()
+
+
+def test_search_measurements_give_up_past_twice_the_buckets_best(tmp_path):
+    """A quick (search) measurement is handed GIVE_UP times the best score its bucket has
+    measured so far, per bucket; the first of a bucket and the full re-measurements none."""
+    m = WorkerMeasure(SPEC, str(tmp_path), limit_s=20, fn=fake_measure, quick=True)
+    try:
+        handed = [m(64, KernelConfig(block_m=16, num_warps=w)).reason for w in (8, 4, 8)]
+        assert handed == ["None", str(GIVE_UP * 8), str(GIVE_UP * 4)]
+        # another bucket has its own best
+        assert m(16, KernelConfig(block_m=16, num_warps=8)).reason == "None"
+        m.quick = False
+        assert m(64, KernelConfig(block_m=16, num_warps=2)) == Measurement("ok", us=64.0, err=0.0)
     finally:
         m.close()
 
@@ -216,6 +235,39 @@ def test_timing_runs_the_modules_hot_path(tmp_path, monkeypatch):
     assert m.ok
     assert counts["_launch"] == len(verify_sizes(37, CFG))  # verification only
     assert counts["mlp"] >= 3 and counts["_execute"] >= counts["mlp"]  # the timed calls
+
+
+@pytest.mark.interpret
+def test_configs_differing_only_in_tiles_share_a_module_and_run_their_own_tiles(tmp_path):
+    """Rowblock's row tile is a constexpr argument: its two configs share one module (one
+    import in a worker), each with its own KERNELS entry, and each computes the MLP at an M
+    that is a multiple of neither tile."""
+    from mlpgen.verify import check_run
+
+    tall = KernelConfig(block_m=32, chunk=32, num_warps=2)
+    mod = candidate_module(SPEC, CFG, tmp_path)
+    assert candidate_module(SPEC, tall, tmp_path) is mod
+    assert mod.KERNELS[CFG.kernel_name][1] == (16,) and mod.KERNELS[tall.kernel_name][1] == (32,)
+    assert mod.KERNELS[CFG.kernel_name][0] is mod.KERNELS[tall.kernel_name][0]
+    for config in (CFG, tall):
+        assert check_run(launcher(mod, config), SPEC, 37, seed=5).ok
+
+
+@pytest.mark.interpret
+def test_candidate_modules_leave_out_the_compile_op(tmp_path):
+    """A candidate is only ever called eagerly, so its module registers no torch.compile op
+    (a registration costs a module ~60 ms and a process an import of torch._dynamo); it still
+    computes the MLP. A shipped module registers its op on import."""
+    from mlpgen.emit import entry, render
+    from mlpgen.verify import check, random_problem, reference
+
+    mod = candidate_module(SPEC, CFG, tmp_path)
+    assert mod.OP is None and mod.OP_NAME is None
+    x, w, b = random_problem(SPEC, 37, "cpu", seed=2)
+    assert check(mod.mlp(x, w, b), reference(SPEC, x, w, b), SPEC.dtype).ok
+    shipped = render(SPEC, {"default": {1: entry(CFG)}}, {})
+    assert "OP_NAME, OP, _BACKWARD_OP = _register_op()" in shipped
+    assert "= _register_op()" not in Path(mod.__file__).read_text()
 
 
 @pytest.mark.interpret
@@ -329,6 +381,18 @@ def test_real_measure_in_a_worker_and_parallel_compile(tmp_path):
             x.close()
 
 
+def test_a_compile_pool_that_cannot_start_stops_the_run():
+    """A compiling process that cannot start fails the wait for its config (and every later
+    one) with WorkerStartError instead of leaving it queued for ever."""
+    compiler = Compiler(SPEC, "unused", processes=1, fn=lambda *a: None)  # spawn cannot pickle it
+    try:
+        for config in (CFG, KernelConfig(block_m=32, chunk=32)):
+            with pytest.raises(WorkerStartError, match="cannot start"):
+                compiler.wait(config)
+    finally:
+        compiler.close()
+
+
 @pytest.mark.gpu
 def test_a_call_wrong_only_in_a_cuda_graph_is_caught(tmp_path, monkeypatch):
     from mlpgen.space import heuristic_config
@@ -363,6 +427,7 @@ def test_the_compile_pool_compiles_what_is_asked_for_first_and_nothing_else(tmp_
     """prefetch queues kernels for the pool; wait puts one at the head of the queue and returns
     its compile error (None when it compiled); configs never asked for are never compiled."""
     configs = [KernelConfig(block_m=m, chunk=32) for m in (16, 32, 64)]
+    t0 = time.monotonic()
     compiler = Compiler(SPEC, str(tmp_path), processes=1, fn=fake_compile)
     try:
         compiler.prefetch(configs[:1] + [KernelConfig(strategy="torch")])
@@ -375,3 +440,7 @@ def test_the_compile_pool_compiles_what_is_asked_for_first_and_nothing_else(tmp_
     done = (tmp_path / "compiled").read_text().split()
     assert sorted(done) == ["16", "32"] and compiler.compiled() == 3
     assert list(compiler.errors) == [configs[2]]
+    # three compiles of 0.2 s each (and the process's start) in the one process, each waited
+    # for in turn: the waits cover the first two at least, the busy time all three
+    elapsed = time.monotonic() - t0
+    assert 0.6 <= compiler.busy_s <= elapsed and 0.4 <= compiler.waited_s <= elapsed

@@ -664,3 +664,202 @@ def test_the_runtime_hands_launches_to_the_public_api_once_its_direct_launch_is_
     y = mod.mlp(x, weights, biases)
     assert public == [(None, False)]  # device and PDL passed on
     assert rel_error(y, reference(SPEC, x, weights, biases)) <= TOLERANCE["fp32"]
+
+
+# -- the training launches ----------------------------------------------------------------------
+
+TRAIN_TILES = {"block_m": 16, "block_n": 16, "block_k": 16}
+# what _train_launcher reads of an input on GPU 0
+CUDA_X = types.SimpleNamespace(is_cuda=True, get_device=lambda: 0, device="cuda:0")
+
+
+def test_training_launches_take_the_runtime_on_a_gpu_only(load_generated, monkeypatch):
+    """A training launch on a GPU goes to the runtime's run with the kernel's (function,
+    constexprs), the grid, the runtime arguments, the config's warps and stages, how many
+    leading arguments are the caller's tensors, and x's device; without a runtime, or on the
+    CPU (the interpreter), to the public launch with the same; inside torch.compile's op
+    (wrap), to wrap_triton's launch with the constexprs after the arguments."""
+    import contextlib
+
+    from mlpgen.training import TrainConfig
+
+    mod, _ = load_generated(SPEC)
+    cfg = TrainConfig(**TRAIN_TILES, num_warps=2, num_stages=3).to_dict()
+    rt = attach(mod, monkeypatch)
+    ran, public, wrapped = [], [], []
+    monkeypatch.setattr(rt, "run", lambda *a: ran.append(a))
+    monkeypatch.setattr(mod, "_run_public", lambda *a: public.append(a))
+    kernel, grid, args = (mod.train_forward, (20, 33, False, 16, 16, 16)), (3, 2), ["x", "w", 5]
+    mod._train_launcher(CUDA_X, cfg)(kernel, grid, args, 2)
+    assert ran == [(kernel, grid, args, 2, 3, 2, 0)] and public == []
+    mod._train_launcher(torch.empty(5, 20), cfg)(kernel, grid, args, 2)
+    assert public == [(kernel, grid, args, 2, 3, 2, None)]
+    monkeypatch.setattr(mod, "_RT", None)
+    mod._train_launcher(CUDA_X, cfg)(kernel, grid, args, 2)
+    assert public[1] == (kernel, grid, args, 2, 3, 2, 0) and len(ran) == 1
+
+    class Wrapped:  # torch.library.wrap_triton's wrapper: records its launch
+        def __init__(self, function):
+            self.function = function
+
+        def __getitem__(self, grid):
+            return lambda *a, **options: wrapped.append((self.function, grid, a, options))
+
+    monkeypatch.setattr(mod, "_RT", rt)
+    monkeypatch.setattr(torch.library, "wrap_triton", Wrapped)
+    monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
+    mod._train_launcher(CUDA_X, cfg, wrap=True)(kernel, grid, args, 2)
+    options = {"num_warps": 2, "num_stages": 3}
+    assert wrapped == [(mod.train_forward, grid, ("x", "w", 5, 20, 33, False, 16, 16, 16), options)]
+    assert len(ran) == 1 and len(public) == 2
+
+
+def test_training_kernels_take_runtime_arguments_first_and_specialise_no_integer():
+    """Each training kernel's parameters: pointers, then integers, then constexprs (what the
+    module passes as (function, constexprs)); every integer is in do_not_specialize, so a
+    binary compiled at one M, split or row range is right for every other."""
+    import ast
+
+    from mlpgen.training import kernel_names, render_training
+
+    spec = MLPSpec((20, 33, 7), act="gelu", out_act="sigmoid", dtype="fp16")
+    tree = ast.parse(render_training(spec))
+    kernels = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    for name in kernel_names(spec):
+        params = kernels[name].args.args
+        kinds = [
+            "constexpr" if p.annotation is not None else "ptr" if p.arg.endswith("_ptr") else "int"
+            for p in params
+        ]
+        assert kinds == sorted(kinds, key=["ptr", "int", "constexpr"].index), name
+        (decorator,) = kernels[name].decorator_list
+        keywords = {k.arg: ast.literal_eval(k.value) for k in decorator.keywords}
+        ints = [p.arg for p, kind in zip(params, kinds) if kind == "int"]
+        assert ints and keywords == {"do_not_specialize": ints}, name
+
+
+class TrainKernel:
+    """A training kernel at the module's global as the runtime meets it on a GPU: kernel[grid]
+    (the runtime's first launch of a cache key) runs the interpreter's kernel and returns a
+    compiled kernel that holds triton's specialisation of those arguments (what picks the
+    binary triton compiles: per runtime argument its type and, unless in do_not_specialize,
+    16-byte alignment, divisibility by 16 or == 1; per constexpr its value)."""
+
+    def __init__(self, function):
+        from triton.runtime.jit import JITFunction
+
+        self.function, self.compiled, self.direct = function, 0, 0
+        self.jit = JITFunction(function.fn, **function.kwargs)  # the interpreter's kernel
+
+    def specialisation(self, args):
+        from triton._C.libtriton import native_specialize_impl
+        from triton.backends.compiler import BaseBackend
+
+        def one(p, v):  # as JITFunction's binder specialises an argument
+            if p.is_constexpr:
+                return ("constexpr", v)
+            specialise, align = not p.do_not_specialize, not p.do_not_specialize_on_alignment
+            return tuple(native_specialize_impl(BaseBackend, v, p.is_const, specialise, align))
+
+        return [(p.name, *one(p, v)) for p, v in zip(self.jit.params, args, strict=True)]
+
+    def __getitem__(self, grid):
+        def first(*args, num_warps, num_stages):
+            self.compiled += 1
+            self.function[grid](*args)
+            return CompiledTrainKernel(self, self.specialisation(args))
+
+        return first
+
+
+class CompiledTrainKernel:
+    """Its run (the runtime's direct launch) checks that the arguments it is given specialise
+    as those it was compiled for (else triton would have run another binary), then runs them."""
+
+    function, packed_metadata = "FUNCTION", "META"
+
+    def __init__(self, kernel, specialisation):
+        self.kernel, self.specialisation = kernel, specialisation
+
+    def run(self, g0, g1, g2, stream, function, meta, *rest):
+        hooks, args = rest[:3], rest[3:]
+        assert (g2, stream, function, meta, hooks) == (1, 77, "FUNCTION", "META", (None,) * 3)
+        got = self.kernel.specialisation(args)
+        differ = [(a, b) for a, b in zip(self.specialisation, got) if a != b]
+        assert not differ, f"{self.kernel.function.__name__}: compiled for, given: {differ}"
+        self.kernel.direct += 1
+        self.kernel.function[(g0, g1)](*args)
+
+
+def misaligned_copy(t):
+    """t's values in memory one element past a 16-byte-aligned address."""
+    return torch.empty(t.numel() + 1, dtype=t.dtype)[1:].view(t.shape).copy_(t)
+
+
+# (M, what is misaligned): M == 1, multiples of 16 and others, the weight gradient's rows in 3
+# and in 16 splits (fp32 partials) or in one; then x, dy, the parameters misaligned in turn
+TRAIN_STEPS = [(37, None), (1, None), (16, None), (256, None), (48, None)]
+TRAIN_STEPS += [(37, "x"), (37, "dy"), (37, "params")]
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize("fused", [False, True], ids=["layers", "fused"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        MLPSpec((20, 33, 7), act="gelu", dtype="fp16"),  # dy is the last layer's dZ
+        MLPSpec((20, 33, 7), act="silu", out_act="sigmoid", dtype="fp16", bias=False),
+    ],
+    ids=lambda s: s.name,
+)
+def test_direct_training_launches_run_the_binary_triton_would_pick(
+    load_generated, monkeypatch, spec, fused
+):
+    """Training steps on a GPU launch through the runtime, directly after a cache key's first
+    launch (key: the kernel and its constexprs, device, warps, stages, alignment of the
+    caller's tensors): at every M, split and alignment of TRAIN_STEPS each direct launch's
+    arguments specialise as those its binary was compiled for, the forward kernels compile
+    once per layer, every kernel launched is launched directly too, and the gradients are
+    eager's (x's and, layer-wise, the last layer's only: a weight-gradient launch a layer)."""
+    from test_autograd import sequential
+    from test_training import check_grads
+
+    from mlpgen.training import TrainConfig, kernel_names
+
+    mod, _ = load_generated(spec)
+    attach(mod, monkeypatch)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)  # CUDA_X's device
+    kernels = {name: TrainKernel(getattr(mod, name)) for name in kernel_names(spec)}
+    for name, kernel in kernels.items():
+        monkeypatch.setattr(mod, name, kernel)
+    cfg = TrainConfig(**TRAIN_TILES, split=16, fused=fused).to_dict()
+    launch = mod._train_launcher(CUDA_X, cfg)
+    model = mod.FusedMLP.from_module(
+        sequential(spec.widths, spec.act, spec.out_act, spec.bias).half()
+    )
+    params = [p.detach() for p in model.parameters()]
+    need_layer = None if fused else [False, True]
+    for i, (m, moved) in enumerate(TRAIN_STEPS):
+        torch.manual_seed(i)
+        x = torch.randn(m, 20).half()
+        dy = (torch.randn(m, 7) / m**0.5).half()
+        step = {
+            "x": misaligned_copy(x) if moved == "x" else x,
+            "dy": misaligned_copy(dy) if moved == "dy" else dy,
+            "params": [misaligned_copy(p) for p in params] if moved == "params" else params,
+        }
+        weights, biases = mod._split(step["params"])
+        y, hs, zs = mod._train_forward(step["x"], weights, biases, cfg, launch)
+        dx, grads = mod._train_backward(
+            step["dy"], step["x"], y, hs, zs, weights, cfg, launch, True, need_layer
+        )
+        which = [0] + [1 + j for j, g in enumerate(grads) if g is not None]
+        check_grads(spec, [dx] + [g for g in grads if g is not None], model, x, dy, which)
+        if i == 4:  # the aligned steps: one binary a layer's forward, whatever M
+            forward = kernels["train_forward_fused" if fused else "train_forward"]
+            assert forward.compiled == (1 if fused else 2)
+    launched = {name for name, kernel in kernels.items() if kernel.compiled}
+    layers = {"train_forward", "train_dgrad", "train_wgrad"} | {"train_dout"} & set(kernels)
+    fused_names = {"train_forward_fused", "train_backward_fused", "train_wgrad_fused"}
+    assert launched == (fused_names if fused else layers) | {"train_reduce"}
+    assert all(kernels[name].direct for name in launched)

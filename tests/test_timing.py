@@ -75,3 +75,23 @@ def test_gpu_time_of_back_to_back_calls_is_per_call():
     one = timing.time_call(lambda: a @ a, gpu=True).gpu_us
     two = timing.time_call(lambda: (a @ a, a @ a), gpu=True).gpu_us
     assert 1.7 < two / one < 2.3, (one, two)
+
+
+@pytest.mark.gpu
+def test_a_call_slower_than_give_up_is_timed_once():
+    """A ~2 ms call is timed once where it is over give_up_us (about its own length), and in
+    full where it is not; the one call's time is its time."""
+    cycles = int(timing.spin_cycles_per_us(torch.cuda.current_device()) * 2000)
+    calls = []
+
+    def call():
+        calls.append(1)
+        torch.cuda._sleep(cycles)
+
+    rough = timing.time_call(call, gpu=True, give_up_us=500.0)
+    assert rough.rough and 1500 < rough.gpu_us < 3000, rough
+    once = len(calls)
+    calls.clear()
+    full = timing.time_call(call, gpu=True, give_up_us=50_000.0)
+    assert not full.rough and full.gpu_us == pytest.approx(rough.gpu_us, rel=0.2)
+    assert len(calls) > once + 30  # warm-up, sizing and at least five bursts of BURST calls

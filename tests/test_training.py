@@ -6,6 +6,7 @@ rows split for the weight gradient), and on the GPU (`gpu` marker) at the shippe
 shapes."""
 
 import ast
+import contextlib
 
 import pytest
 import torch
@@ -103,12 +104,14 @@ def test_cases_cover_every_activation():
 
 def eager_grads(fused, x, dy, fp32=True):
     """Gradients of x and every parameter of nn.Sequential with fused's weights, in fp32 (the
-    reference) or in the layer dtype (eager's own rounding: check_grad's floor)."""
+    reference: full fp32 products, torch's default) or in the layer dtype (eager's own
+    rounding, fp32's in tf32 as the kernels': check_grad's floor)."""
     seq = fused.to_module()
+    precision = contextlib.nullcontext() if fp32 else eager_precision(x.dtype)
     if fp32:
         seq, x, dy = seq.float(), x.float(), dy.float()
     xs = x.clone().requires_grad_()
-    with eager_precision(x.dtype):
+    with precision:
         (seq(xs) * dy).sum().backward()
     return [xs.grad] + [p.grad for p in seq.parameters()]
 
@@ -237,7 +240,7 @@ def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
     assert on("tuned|sm90|1") is None
     monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "0")
     assert on("other|sm90|1") is None and not mod._trains_by_kernels(x)
-    # untuned, fp32 trains by torch ops on a GPU (its kernels miss the check there)
+    # untuned, fp32 trains by torch ops on a GPU (tf32 kernels run only where a search verified)
     monkeypatch.delenv("MLPGEN_TRAIN_KERNELS")
     fp32, _ = load_generated(MLPSpec((6, 9, 4), act="tanh", dtype="fp32"))
     monkeypatch.setattr(fp32, "gpu_key", lambda device=None: "other|sm90|1")
@@ -305,16 +308,54 @@ def train_kernels(monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("spec", GPU_SPECS, ids=lambda s: s.name)
 @pytest.mark.parametrize("m", [1, 37, 1000, 70001])
-def test_gpu_gradients_match_eager(load_generated, train_kernels, request, spec, m):
+def test_gpu_gradients_match_eager(load_generated, train_kernels, spec, m):
     """The training kernels on the GPU with the module's default configs (rows split for the
-    weight gradient at the larger M). fp32 relu: dx misses the check on the H200 (up to 7x the
-    tolerance from M = 37), which is why fp32 modules train by torch ops there until tuned."""
-    if spec.dtype == "fp32" and spec.act == "relu" and m > 1:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="fp32 relu dx on the GPU"))
+    weight gradient at the larger M), against full-fp32 gradients (fp32: tf32 error allowed
+    as far as eager's own)."""
     mod, _ = load_generated(spec)
     fused, x, dy, got = train_step(mod, spec, m, "cuda")
     assert mod._trains_by_kernels(x)
     check_grads(spec, got, fused, x, dy)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fused", [False, True], ids=["layers", "fused"])
+def test_gpu_training_kernels_launch_directly(load_generated, train_kernels, monkeypatch, fused):
+    """With mlpgen.runtime (triton 3.6) the training kernels launch directly: once steps at
+    M = 1 and 1000 have compiled a config's kernels (the weight gradient in one split and in
+    fp32 partials), steps at other M (1 mod 16 or not, a multiple of 16, other split counts)
+    launch nothing through triton's JIT and compile nothing, with eager's gradients. Without
+    the runtime (another triton) the module trains through triton's public API."""
+    from triton.runtime.jit import JITFunction
+
+    from mlpgen import runtime
+
+    spec = MLPSpec((64, 96, 33), act="gelu", dtype="fp16")
+    mod, _ = load_generated(spec)
+    cfg = TrainConfig(block_m=32, block_n=32, block_k=32, split=8, fused=fused).to_dict()
+    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: cfg})
+    assert (mod._RT is not None) == (runtime.unsupported() is None)
+
+    def step(m):
+        model, x, dy, got = train_step(mod, spec, m, "cuda")
+        check_grads(spec, got, model, x, dy)
+
+    for m in (1, 1000):
+        step(m)
+    jit_runs = []
+    real = JITFunction.run
+    monkeypatch.setattr(
+        JITFunction,
+        "run",
+        lambda self, *a, **k: jit_runs.append(self.fn.__name__) or real(self, *a, **k),
+    )
+    compiled = len(mod._RT.compiled) if mod._RT is not None else 0
+    for m in (16, 37, 512, 4099):
+        step(m)
+    if mod._RT is None:
+        assert jit_runs  # the public API
+        return
+    assert jit_runs == [] and len(mod._RT.compiled) == compiled and mod._RT.fast
 
 
 @pytest.mark.gpu

@@ -511,7 +511,7 @@ def test_two_workers_share_one_study_and_measure_nothing_twice(tmp_path, kind):
         assert r.winner == optimum(bucket)
 
 
-def fake_worker_measure(spec, bucket, config, workdir, seed):
+def fake_worker_measure(spec, bucket, config, workdir, seed, quick=False, give_up_us=None):
     """Runs in the measuring worker process: one candidate hangs, one kills the process."""
     if (config.strategy, config.chunk, config.num_warps) == ("rowblock", 32, 2):
         time.sleep(60)
@@ -807,6 +807,24 @@ def test_pdl_is_tried_on_the_fastest_configs_and_kept_where_it_gains(gain):
         assert m.us == pytest.approx(gain * landscape(1, dataclasses.replace(config, pdl=False)).us)
 
 
+def test_every_buckets_pdl_variants_compile_before_the_first_is_measured():
+    """The PDL variants pdl_pass will measure are handed to the compiler all at once, before
+    the first of them is measured, so that they compile in parallel, not one wait each."""
+    rec = Recorder(linked(0.8))
+    handed = []
+    rec.prefetch = lambda configs: handed.append((len(rec.calls), list(configs)))
+    results = search(dataclasses.replace(job((1, 4096)), pdl=True), [rec], memory(), quiet())
+    first = next(i for i, (_, c) in enumerate(rec.calls) if c.pdl)
+    ahead = {c for n, configs in handed if n <= first for c in configs if c.pdl}
+    tried = {
+        KernelConfig.from_dict(t["config"])
+        for r in results.values()
+        for t in r.trials
+        if t["state"] == "pdl"
+    }
+    assert len(tried) >= 2 and tried <= ahead
+
+
 def test_pdl_is_not_tried_without_it():
     """A GPU without PDL (Job.pdl False, as tune_module sets it before sm_90): no PDL trial."""
     rec = Recorder(linked(0.5))
@@ -943,6 +961,36 @@ def test_never_slower_uses_the_measured_spread():
     noisy = (TORCH, Measurement("ok", us=9.5, spread=0.08))
     assert never_slower(kernel, noisy) == noisy  # 5.5% is within its 8% spread
     assert never_slower(kernel, None) == kernel and never_slower(None, torch_) is None
+
+
+def test_a_trial_asked_ahead_is_suggested_once_more_only_to_be_measured(monkeypatch):
+    """A config asked ahead is looked up, not suggested again, whenever the driver lists what
+    is pending (each suggestion reads the trial from the storage): two suggestions a trial at
+    most, one when it is asked and one when it is measured."""
+    calls = []
+    real = Encoding.suggest
+    monkeypatch.setattr(Encoding, "suggest", lambda self, t: calls.append(t) or real(self, t))
+    results = search(job((64, 4096), trials=24, lookahead=3), [Recorder()], memory(), quiet())
+    trials = sum(len(r.trials) for r in results.values())
+    assert trials >= 40 and len(calls) <= 2 * trials
+
+
+def test_a_rechecked_torch_path_reports_the_median_eager_time():
+    """The eager reference a TUNED cell carries is the median of nn.Sequential's samples, not
+    the first (quick) one."""
+    from mlpgen.tune import median_measurement
+
+    ms = [
+        Measurement("ok", us=u, host_us=h, seq_us=s, seq_host_us=sh)
+        for u, h, s, sh in [
+            (9.0, 30.0, 20.0, 50.0),
+            (8.0, 31.0, 12.0, 44.0),
+            (9.5, 29.0, 11.0, 40.0),
+        ]
+    ]
+    med = median_measurement(ms)
+    assert (med.us, med.host_us, med.seq_us, med.seq_host_us) == (9.0, 30.0, 12.0, 44.0)
+    assert med.eager_times() == {"eager_us": 12.0, "eager_host_us": 44.0}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1423,7 +1471,8 @@ def test_a_quick_measurement_asks_the_worker_for_the_quick_budget(tmp_path):
 
     m = WorkerMeasure.__new__(WorkerMeasure)
     m.spec, m.workdir, m.seed, m.compiler, m.worker = SPEC, str(tmp_path), 0, None, Worker()
+    m.best = {}
     for quick in (True, False):
         m.quick = quick
         assert m(64, DEFAULT).us == 1.0
-    assert seen[0][-1] is True and len(seen[0]) == 6 and len(seen[1]) == 5
+    assert [task[5] for task in seen] == [True, False]
