@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import jinja2
@@ -224,3 +224,18 @@ def render_module(
             atol=TOLERANCES[spec.dtype].atol,
         )
     )
+
+
+def module_lines(spec: MLPSpec, configs) -> int:
+    """Lines of a module whose tables name `configs` (its TUNED literal left out: one line a
+    cell whatever the cell holds). What the configs add is their kernel functions (one per
+    function, tile variants sharing it: shared_kernels), the helpers those call and, per
+    strategy, its launch code (LAUNCH_TEMPLATES) and side tables: tens to hundreds of lines
+    where a strategy or function is new, one KERNELS line where a tile variant is."""
+    return _module_lines(spec, frozenset(configs))
+
+
+@lru_cache(maxsize=1024)
+def _module_lines(spec: MLPSpec, configs: frozenset) -> int:
+    header = {"version": "", "template_hash": "", "date": ""}
+    return render_module(spec, list(configs), "{}", "{}", header, "{}").count("\n")

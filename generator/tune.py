@@ -11,6 +11,9 @@ kernel or another space are never mixed in.
   winner. After the search the best RECHECK_TOP candidates and the torch path are measured
   again, RECHECK_ROUNDS rounds interleaved; medians decide, and a kernel wins only where it
   beats the torch path by more than the noise (the spread of those samples, at least NOISE).
+  Then neighbouring buckets whose winners differ are offered each other's winner, measured
+  beside their own the same way (consolidate): one is taken where it ties and the module then
+  carries fewer lines of kernels, helpers and launch code (render.module_lines).
 - A bucket's budget is a quarter of its candidates, at least 12 and at most 48 (`budget`;
   `--trials` sets it). Brute force (every candidate enqueued) when the feasible space fits the
   budget, or with `exhaustive`. Either way the heuristic default, this GPU's previous winners
@@ -66,15 +69,17 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import groupby
 from pathlib import Path
 
 import optuna
 from optuna.trial import TrialState
 
 import mlpgen
-from mlpgen.emit import entry, graph_cell, read_module, with_graph_winner, write_module
+from mlpgen import dispatch
+from mlpgen.emit import DEFAULT_KEY, entry, graph_cell, read_module, with_graph_winner, write_module
 from mlpgen.measure import Measurement, WorkerStartError, describe
-from mlpgen.render import template_hash
+from mlpgen.render import module_lines, template_hash
 from mlpgen.space import (
     DEFAULT_BUCKETS,
     MAX_SHARED,
@@ -83,6 +88,7 @@ from mlpgen.space import (
     search_space,
 )
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.strategies import STRATEGIES
 from mlpgen.trial_log import config_text, trial_log_path, write_trial_log
 
 Measure = Callable[[int, KernelConfig], Measurement]
@@ -97,9 +103,12 @@ RECHECK_ROUNDS = 2
 NOISE = 0.02
 # a CUDA-graph winner beside the call winner where it takes over 5% less GPU time
 GRAPH_TIE = 0.05
-# A bucket takes its smaller neighbour's winning kernel where that kernel, measured at this
-# bucket, is within the noise of this bucket's own winner (NOISE, or the larger spread): the
-# module carries every kernel its table names, and two kernels that tie are one too many.
+# Once every bucket is decided, neighbouring buckets are offered each other's winners
+# (consolidate): a module carries a kernel function per function its cells name and a
+# strategy's launch code and helpers with its first cell, so a bucket whose winner alone needs
+# a strategy costs every module tens to hundreds of lines for a gain within the noise. A bucket
+# takes at most CONSOLIDATE_TRIES configs into such a comparison.
+CONSOLIDATE_TRIES = 3
 # PDL linking consecutive calls (KernelConfig.pdl) is tried on each bucket's PDL_TOP fastest
 # kernel configs that take it (and its winner) once the search is done, on sm_90 GPUs; it is
 # kept where it takes at least PDL_GAIN less GPU time: it speeds some kernels and slows others,
@@ -146,7 +155,7 @@ class TuneOptions:
     # at once, in parallel; more are proposed on less knowledge
     lookahead: int = 3
     recheck: int = RECHECK_ROUNDS  # rounds of re-measuring the best few (0: decide on one each)
-    share: bool = True  # neighbouring buckets ship one kernel where it ties (share_kernels)
+    share: bool = True  # neighbouring buckets ship one kernel where it ties (consolidate)
     # "tpe": local steps and TPE (the tuner); "random": uniform random proposals, no local
     # steps (the baseline of the ablation in mlpgen.trials)
     sampler: str = "tpe"
@@ -420,6 +429,7 @@ class Job:
     recorded: dict | None = None  # {bucket: configs}: search only these (a replayed log's)
     clusters: bool = False  # the GPU launches thread-block clusters (sm_90+)
     pdl: bool = False  # the GPU has programmatic dependent launch (sm_90+): pdl_pass runs
+    others: tuple[KernelConfig, ...] = ()  # the configs of the module's other GPUs' tables
 
 
 def previous_winners(previous: dict, bucket: int) -> list[KernelConfig]:
@@ -904,6 +914,9 @@ class BucketResult:
     measured: int
     pairs: list[tuple[KernelConfig, Measurement]] = field(default_factory=list)  # measured
     recheck: list[dict] = field(default_factory=list)  # re-measured candidates: scores, median
+    # consolidate's comparisons with neighbours' winners, and the one taken (from, to, medians)
+    consolidate: list[dict] = field(default_factory=list)
+    consolidated: dict | None = None
 
 
 def pick_winner(records: Sequence[tuple[KernelConfig, Measurement]]):
@@ -1077,34 +1090,164 @@ def pick_graph(result: BucketResult) -> None:
     result.graph = pick_graph_winner(unlinked, mine)
 
 
-def share_kernels(results: dict[int, BucketResult], measure: Measure, studies=None) -> None:
-    """Walk the buckets upwards; where a bucket's winner is another kernel than its smaller
-    neighbour's winner, measure the neighbour's config at this bucket and take it where it is
-    within the noise of this bucket's winner and still beats the torch path (never_slower), so
-    that neighbouring buckets ship one kernel. The measurements are recorded as trials of state
-    "share", and kept in the study's user attributes: a resumed run replays them."""
-    buckets = sorted(b for b, r in results.items() if r.winner is not None)
-    for smaller, b in zip(buckets, buckets[1:]):
-        r, (theirs, _) = results[b], results[smaller].winner
-        (own, om) = r.winner
-        if not theirs.has_kernel or not own.has_kernel or theirs.kernel_name == own.kernel_name:
-            continue
-        study = studies.get(b) if studies else None
-        name = "share " + json.dumps(theirs.to_dict(), sort_keys=True)
-        stored = study.user_attrs.get(name) if study is not None else None
-        m = Measurement.from_dict(stored) if stored else measure(b, theirs)
-        if study is not None and not stored:
-            study.set_user_attr(name, m.to_dict())
-        r.trials.append(
-            {"number": None, "state": "share", "config": theirs.to_dict(), **m.to_dict()}
-        )
-        if not m.ok or m.score > om.score * (1 + max(NOISE, om.spread or 0.0, m.spread or 0.0)):
-            continue
-        eager = (KernelConfig(strategy="torch"), r.eager) if r.eager is not None else None
-        if never_slower((theirs, m), eager) == (theirs, m):
-            r.winner = (theirs, m)
-            r.pairs = [*r.pairs, (theirs, m)]
-            pick_graph(r)
+TORCH = KernelConfig(strategy="torch")
+
+
+def run_units(spec: MLPSpec, config: KernelConfig) -> tuple[str, str, str]:
+    """What neighbouring cells may share, coarsest first: the launch (a strategy, stream_tma
+    apart from stream), the kernel function (tile variants share one) and the kernel."""
+    s = STRATEGIES[config.strategy]
+    function = s.function_name(spec, config) if s.has_kernel else config.strategy
+    return dispatch.launch_kind(config.to_dict()), function, config.kernel_name or config.strategy
+
+
+def moves(spec: MLPSpec, winners: dict[int, KernelConfig]) -> list[tuple[tuple[int, ...], int]]:
+    """(run, side): each maximal run of neighbouring buckets whose winners share a unit
+    (run_units), to take the winner of the bucket `side` just beside it (not the torch path)."""
+    buckets = sorted(winners)
+    out = set()
+    for level in range(3):
+        i = 0
+        for _, group in groupby(buckets, lambda b, lv=level: run_units(spec, winners[b])[lv]):
+            run = tuple(group)
+            for side in (i - 1, i + len(run)):
+                if 0 <= side < len(buckets) and winners[buckets[side]] != TORCH:
+                    out.add((run, buckets[side]))
+            i += len(run)
+    return sorted(out)
+
+
+def carried(results: dict[int, BucketResult], fixed, run=(), config=None) -> list[KernelConfig]:
+    """The configs a module names: `fixed`, each bucket's winner (`config` at the buckets of
+    `run`) and each CUDA-graph winner."""
+    out = list(fixed)
+    for b, r in results.items():
+        if r.winner is not None:
+            out.append(config if b in run else r.winner[0])
+        if r.graph is not None:
+            out.append(r.graph[0])
+    return out
+
+
+def compare(r: BucketResult, own: KernelConfig, other: KernelConfig, measure, rounds, study):
+    """Measure `other` at r's bucket beside its decided winner `own` and the torch path,
+    rounds + 1 times interleaved: (own's median, other's median) where other's is within the
+    noise of own's (NOISE, or the larger spread) and beats the torch path (never_slower), else
+    None. The medians go into r.consolidate (the trial log), the samples into the study's user
+    attributes: a resumed run replays them."""
+    samples = {c: [] for c in (own, other, TORCH)}
+    for i in range(rounds + 1):
+        for c in samples:
+            name = f"consolidate {i} {json.dumps(other.to_dict(), sort_keys=True)} "
+            name += json.dumps(c.to_dict(), sort_keys=True)
+            stored = study.user_attrs.get(name) if study is not None else None
+            m = Measurement.from_dict(stored) if stored else measure(r.bucket, c)
+            if study is not None and not stored:
+                study.set_user_attr(name, m.to_dict())
+            samples[c].append(m)
+    med = {c: median_measurement(ms) for c, ms in samples.items() if all(m.ok for m in ms)}
+    o, m, t = med.get(own), med.get(other), med.get(TORCH)
+    ok = o is not None and m is not None
+    if ok:
+        margin = max(NOISE, o.spread or 0.0, m.spread or 0.0)
+        eager = None if t is None else (TORCH, t)
+        ok = m.score <= o.score * (1 + margin) and never_slower((other, m), eager) == (other, m)
+    r.consolidate.append(
+        {
+            "config": other.to_dict(),
+            "median": m and round(m.score, 3),
+            "winner": own.to_dict(),
+            "winner_median": o and round(o.score, 3),
+            "torch_median": t and round(t.score, 3),
+            "within": ok,
+        }
+    )
+    return (o, m) if ok else None
+
+
+def consolidate(
+    results: dict[int, BucketResult],
+    measure: Measure,
+    rounds: int,
+    spec: MLPSpec,
+    fixed: Sequence[KernelConfig] = (),
+    studies=None,
+) -> None:
+    """Ship fewer kernels where neighbouring buckets' winners tie. Of the moves (a run of
+    buckets sharing a strategy, function or kernel taking the winner beside it) that would make
+    the module shorter (render.module_lines of this table's configs and `fixed`, the others it
+    carries), the one that saves most (a whole strategy before a tile variant; then the shorter
+    run) is tried: its config is compared with each bucket's decided winner (compare), nearest
+    bucket first, and taken where it ties at every bucket of the run and the module, CUDA-graph
+    winners picked again, is shorter; then the moves are listed again. Each comparison is made
+    once, at most CONSOLIDATE_TRIES a bucket, so the pass is bounded. A bucket that takes a
+    config records it (from what, to what, both medians) in r.consolidated."""
+    decided = {b: r.winner[0] for b, r in results.items() if r.winner is not None}
+
+    def state(b: int) -> tuple:
+        r = results[b]
+        return r.winner, r.pairs, r.graph, r.consolidated
+
+    def restore(b: int, to: tuple) -> None:
+        r = results[b]
+        r.winner, r.pairs, r.graph, r.consolidated = to
+
+    original = {b: state(b) for b in decided}
+    compared: dict[tuple[int, KernelConfig], tuple | None] = {}
+
+    def ties(b: int, config: KernelConfig) -> bool:
+        if config == decided[b]:
+            return True
+        if (b, config) not in compared:
+            if sum(bb == b for bb, _ in compared) >= CONSOLIDATE_TRIES:
+                return False
+            study = studies.get(b) if studies else None
+            compared[b, config] = compare(results[b], decided[b], config, measure, rounds, study)
+        return compared[b, config] is not None
+
+    while True:
+        now = module_lines(spec, carried(results, fixed))
+        options = []
+        for run, side in moves(spec, {b: results[b].winner[0] for b in decided}):
+            config = results[side].winner[0]
+            lines = module_lines(spec, carried(results, fixed, run, config))
+            if lines < now:
+                options.append((lines, len(run), run, side, config))
+        for _, _, run, side, config in sorted(options, key=lambda o: o[:4]):
+            if not all(ties(b, config) for b in sorted(run, key=lambda b: abs(b - side))):
+                continue
+            before = {b: state(b) for b in run}
+            for b in run:
+                r = results[b]
+                if config == decided[b]:  # back to its own winner
+                    restore(b, original[b])
+                    continue
+                o, m = compared[b, config]
+                r.winner, r.pairs = (config, m), [*r.pairs, (config, m)]
+                pick_graph(r)
+                r.consolidated = {
+                    "from": decided[b].to_dict(),
+                    "from_median": round(o.score, 3),
+                    "to": config.to_dict(),
+                    "to_median": round(m.score, 3),
+                }
+            if module_lines(spec, carried(results, fixed)) < now:
+                break
+            for b, to in before.items():  # the CUDA-graph winners kept what it saved
+                restore(b, to)
+        else:
+            return
+
+
+def carried_besides(job: Job) -> list[KernelConfig]:
+    """The configs the module names besides this search's buckets: the heuristic default's
+    (every module ships it), this GPU's cells of other buckets, other GPUs' (job.others)."""
+    buckets = set(job.options.buckets) | set(job.previous)
+    out = [heuristic_config(job.spec, b) for b in sorted(buckets)] + list(job.others)
+    for b, cell in job.previous.items():
+        if b not in job.options.buckets:
+            out += previous_winners({b: cell}, b)
+    return out
 
 
 def fingerprint(studies) -> list[int]:
@@ -1201,7 +1344,9 @@ def search(
             decide(r, measures[0], opts.recheck, study)
         if opts.share:
             by_bucket = {b.space.bucket: s for b, s in zip(buckets, studies)}
-            share_kernels(results, measures[0], by_bucket)
+            consolidate(
+                results, measures[0], opts.recheck, job.spec, carried_besides(job), by_bucket
+            )
         if on_final is not None:
             on_final(results)
         claims.study.set_user_attr(decision, {"trials": fingerprint(studies), "time": time.time()})
@@ -1309,6 +1454,7 @@ def tune(
                 "measured": r.measured,
                 "winner": table.get(b),
                 "recheck": r.recheck,
+                "consolidated": r.consolidated,  # the neighbour's winner it took (consolidate)
             }
             for b, r in sorted(results.items())
         },
@@ -1371,6 +1517,14 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
         getattr(props, "shared_memory_per_block_optin", 0) or MAX_SHARED,
         clusters=props.major >= 9,
         pdl=props.major >= 9,
+        others=tuple(
+            KernelConfig.from_dict(c)
+            for k, table in tuned.items()
+            if k not in (key, DEFAULT_KEY)
+            for cell in table.values()
+            for c in (cell, graph_cell(cell))
+            if c is not None
+        ),
     )
     storage = opts.storage or default_storage(path)
     progress = Progress(sum(b.target for b in plan(job)), quiet=quiet)

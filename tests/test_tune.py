@@ -1199,41 +1199,203 @@ def test_runs_over_other_buckets_decide_their_own():
     assert not blocked.final  # bucket 64's decision is someone else's
 
 
-def test_neighbouring_buckets_ship_one_kernel_where_it_ties():
-    """A bucket takes its smaller neighbour's winning kernel where that kernel, measured at
-    this bucket, is within the noise of its own winner and still beats the torch path; the
-    next bucket then compares with the kernel it took. Kernel-free winners are left alone."""
-    from mlpgen.tune import BucketResult, share_kernels
+# the headline's H200 winners at batch 1 (a cluster kernel: its strategy alone, ~170 lines of
+# PTX helpers and a launch of its own) and at 256 and 1024 (two tile variants of one persist
+# function)
+CLUSTER = KernelConfig("cluster", block_m=1, chunk=32, block_k=256, num_warps=4, pdl=True)
+PERSIST_A = KernelConfig(
+    "persist", block_m=32, block_n=32, last_block_n=16, num_warps=4, num_stages=4, pdl=True
+)
+PERSIST_B = KernelConfig(
+    "persist", block_m=64, block_n=64, last_block_n=32, num_warps=4, num_stages=4, pdl=True
+)
 
-    a, b, c, d = (
-        KernelConfig("persist", block_m=m, block_n=128, block_k=64, num_warps=8, num_stages=3)
-        for m in (16, 32, 64, 128)
-    )
-    times = {(64, a): 10.1, (256, a): 13.0, (1024, c): 10.15}
 
-    def result(bucket, winner, us, torch_us):
-        m = Measurement("ok", us=us, spread=0.005)
-        torch_m = Measurement("ok", us=torch_us, spread=0.005)
-        return BucketResult(bucket, None, (winner, m), torch_m, None, [], 1, [(winner, m)])
+def decided(winners: dict[int, tuple[KernelConfig, float]], torch_us: float = 20.0) -> dict:
+    """BucketResults as decide leaves them: winner and torch path timed with a 0.5% spread."""
+    from mlpgen.tune import BucketResult
 
-    results = {
-        1: result(1, a, 9.0, 20.0),
-        64: result(64, b, 10.0, 20.0),  # a at 64: 1% slower, within the noise: a
-        256: result(256, c, 11.0, 20.0),  # a at 256: 18% slower: c stays
-        1024: result(1024, d, 10.0, 10.3),  # c at 1024 ties d but not beat torch by 2%: d
+    out = {}
+    for b, (config, us) in winners.items():
+        m, t = Measurement("ok", us=us, spread=0.005), Measurement("ok", us=torch_us, spread=0.005)
+        out[b] = BucketResult(b, None, (config, m), t, None, [], 1, [(config, m), (TORCH, t)])
+    return out
+
+
+def timed(times: dict, spread: float = 0.005, torch_us: float = 20.0) -> Recorder:
+    """A measure of fixed times {(bucket, config): us} (the torch path torch_us; a config not
+    in `times` 100 us: never a tie), every sample with `spread`."""
+
+    def fn(bucket, config):
+        us = torch_us if config == TORCH else times.get((bucket, config), 100.0)
+        return Measurement("ok", us=us, spread=spread)
+
+    return Recorder(fn)
+
+
+def module_source(results: dict) -> str:
+    from mlpgen.emit import default_table, render
+    from mlpgen.tune import winners_table
+
+    tuned = {KEY_A: winners_table(results), "default": default_table(SPEC, sorted(results))}
+    return render(SPEC, tuned, {})
+
+
+@pytest.mark.parametrize(
+    "us, spread, torch_us, taken",
+    [
+        (5.05, 0.005, 20.0, True),  # 1% slower: within the 2% floor
+        (5.2, 0.005, 20.0, False),  # 4% slower, the samples agree within 0.5%: beyond the noise
+        (5.2, 0.05, 20.0, True),  # 4% slower, the samples 5% apart: within the noise
+        (5.05, 0.005, 5.12, False),  # a tie, but not 2% faster than the torch path
+    ],
+)
+def test_a_bucket_that_alone_needs_a_strategy_takes_its_neighbours_winner_where_it_ties(
+    us, spread, torch_us, taken
+):
+    """Bucket 1's cluster winner is its strategy's only cell; persist, bucket 16's winner, is
+    measured there beside it and the torch path, interleaved; it is taken only where its median
+    is within the noise (NOISE, or the samples' spread) and it beats the torch path beyond the
+    noise (never_slower). The module then carries no cluster kernel, helpers or launch."""
+    from mlpgen.tune import RECHECK_ROUNDS, consolidate
+
+    results = decided({1: (CLUSTER, 5.0), 16: (PERSIST_A, 6.0)}, torch_us)
+    before = module_source(results)
+    rec = timed({(1, CLUSTER): 5.0, (1, PERSIST_A): us, (16, PERSIST_A): 6.0}, spread, torch_us)
+    consolidate(results, rec, RECHECK_ROUNDS, SPEC, [DEFAULT])
+    # the first comparison: at bucket 1, the winner, persist and torch, round after round
+    assert rec.calls[:9] == [(1, CLUSTER), (1, PERSIST_A), (1, TORCH)] * (RECHECK_ROUNDS + 1)
+    after = module_source(results)
+    r = results[1]
+    assert r.consolidate[0]["winner_median"] == 5.0 and r.consolidate[0]["median"] == us
+    assert r.consolidate[0]["within"] is taken
+    if not taken:
+        assert r.winner[0] == CLUSTER and r.consolidated is None and after == before
+        return
+    assert r.winner == (PERSIST_A, r.winner[1]) and r.winner[1].us == us
+    assert r.consolidated == {
+        "from": CLUSTER.to_dict(),
+        "from_median": 5.0,
+        "to": PERSIST_A.to_dict(),
+        "to_median": us,
     }
-    calls = []
-    share_kernels(
-        results,
-        lambda bucket, cfg: (
-            calls.append((bucket, cfg)) or Measurement("ok", us=times[(bucket, cfg)], spread=0.005)
-        ),
+    assert "def _k_cluster" in before and "_cluster_store" in before
+    assert "_k_cluster" not in after and "_cluster_store" not in after
+    assert after.count("@triton.jit") < before.count("@triton.jit")
+    assert len(after.splitlines()) < len(before.splitlines()) - 150
+
+
+def test_a_run_of_buckets_moves_together_nearest_first_and_a_tile_variant_after():
+    """Buckets 1 to 64 share the cluster strategy (64 in a tile variant of its own): they take
+    persist together, compared nearest to its bucket first, and not at all where one of them
+    does not tie (16 here); then the smaller saving: bucket 64's variant gives way to the
+    cluster kernel of 16, which ties there. Nothing is compared twice or offered the torch
+    path."""
+    from mlpgen.tune import consolidate
+
+    cluster16 = dataclasses.replace(CLUSTER, block_m=16, block_k=128)
+    own = {1: CLUSTER, 16: CLUSTER, 64: cluster16, 256: PERSIST_A}
+    results = decided({1: (CLUSTER, 5.0), 16: (CLUSTER, 5.0), 64: (cluster16, 5.0)})
+    results[256] = decided({256: (PERSIST_A, 6.0)})[256]
+    times = {(b, c): 5.0 for b in (1, 16, 64) for c in (CLUSTER, cluster16)}
+    rec = timed(times | {(1, PERSIST_A): 5.0, (16, PERSIST_A): 5.5, (64, PERSIST_A): 5.05})
+    consolidate(results, rec, 0, SPEC, [DEFAULT])
+    compared = [(b, c) for b, c in rec.calls if c not in (TORCH, own[b])]
+    assert compared[:2] == [(64, PERSIST_A), (16, PERSIST_A)]  # the run's move failed at 16
+    assert len(set(compared)) == len(compared) and (1, PERSIST_A) not in compared
+    assert [results[b].winner[0] for b in own] == [CLUSTER, CLUSTER, CLUSTER, PERSIST_A]
+    assert results[64].consolidated["to"] == CLUSTER.to_dict()
+    source = module_source(results)
+    assert CLUSTER.kernel_name in source and cluster16.kernel_name not in source
+    # with 16 tying too, the run of three moves: no cluster kernel is left
+    results = decided({1: (CLUSTER, 5.0), 16: (CLUSTER, 5.0), 64: (cluster16, 5.0)})
+    results[256] = decided({256: (PERSIST_A, 6.0)})[256]
+    rec = timed(times | {(b, PERSIST_A): 5.05 for b in (1, 16, 64)})
+    consolidate(results, rec, 0, SPEC, [DEFAULT])
+    assert [c for _, c in rec.calls if c == PERSIST_A] == [PERSIST_A] * 3
+    assert [b for b, c in rec.calls if c == PERSIST_A] == [64, 16, 1]
+    assert {results[b].winner[0] for b in results} == {PERSIST_A}
+    assert "_k_cluster" not in module_source(results)
+
+
+def test_a_tile_variant_goes_where_it_ties_and_nothing_is_measured_that_saves_nothing():
+    """Two persist variants (one function, a KERNELS line each): bucket 1024 takes 256's
+    variant where it ties. A neighbour's winner that the module carries anyway (the default's)
+    saves nothing and is not measured; nor is the torch path offered."""
+    from mlpgen.tune import consolidate
+
+    results = decided({256: (PERSIST_A, 5.0), 1024: (PERSIST_B, 6.0)})
+    results[4096] = decided({4096: (TORCH, 20.0)}, 20.0)[4096]
+    before = module_source(results)
+    rec = timed({(256, PERSIST_A): 5.0, (1024, PERSIST_B): 6.0, (1024, PERSIST_A): 6.06})
+    consolidate(results, rec, 1, SPEC, [DEFAULT])
+    assert results[1024].winner[0] == PERSIST_A and results[256].winner[0] == PERSIST_A
+    assert results[4096].winner[0] == TORCH
+    after = module_source(results)
+    assert after.count("@triton.jit") == before.count("@triton.jit")  # one function all along
+    assert PERSIST_B.kernel_name in before and PERSIST_B.kernel_name not in after
+    # the same table where the default carries both variants: nothing to save, nothing measured
+    results = decided({256: (PERSIST_A, 5.0), 1024: (PERSIST_B, 6.0)})
+    rec = timed({})
+    consolidate(results, rec, 1, SPEC, [PERSIST_A, PERSIST_B])
+    assert rec.calls == [] and results[1024].winner[0] == PERSIST_B
+
+
+def test_a_move_that_leaves_the_kernel_in_the_cuda_graph_cell_is_undone():
+    """Host-bound at bucket 1, persist ties cluster's call time but takes a third more GPU
+    time: taken, the cell's CUDA-graph winner would be the cluster kernel (GRAPH_TIE), which
+    the module would then still carry, so the bucket keeps its own winner."""
+    from mlpgen.tune import consolidate
+
+    cluster, persist = (dataclasses.replace(c, pdl=False) for c in (CLUSTER, PERSIST_A))
+    results = decided({1: (cluster, 3.0), 16: (persist, 6.0)})
+    r = results[1]
+    r.winner = (cluster, Measurement("ok", us=3.0, host_us=5.0, spread=0.005))
+    r.pairs = [r.winner, *r.pairs[1:]]
+
+    def fn(bucket, config):
+        us = {TORCH: 20.0, cluster: 3.0, persist: 4.0}[config]
+        return Measurement("ok", us=us, host_us=5.0, spread=0.005)
+
+    consolidate(results, Recorder(fn), 1, SPEC, [DEFAULT])
+    assert r.consolidate[0]["within"] is True  # a tie on the score the sampler minimises
+    assert r.winner[0] == cluster and r.graph is None and r.consolidated is None
+    assert "def _k_cluster" in module_source(results)
+
+
+def test_a_resumed_consolidation_replays_its_measurements():
+    from mlpgen.tune import consolidate
+
+    study = optuna.create_study(storage=memory())
+    winners = {1: (CLUSTER, 5.0), 16: (PERSIST_A, 6.0)}
+    first = decided(winners)
+    consolidate(first, timed({(1, CLUSTER): 5.0, (1, PERSIST_A): 5.05}), 2, SPEC, [], {1: study})
+    again = decided(winners)
+    consolidate(again, Recorder(lambda *a: pytest.fail("measured again")), 2, SPEC, [], {1: study})
+    assert again[1].winner[0] == first[1].winner[0] == PERSIST_A
+    assert again[1].consolidated == first[1].consolidated
+
+
+def test_the_search_consolidates_and_the_trial_log_says_what_it_took(tmp_path):
+    """With share on, the search's bucket 1 (rowblock: no persist tile fits its space) takes
+    bucket 64's persist winner, measured there host-bound at 12 us against rowblock's 13; the
+    module then carries no rowblock kernel and the trial log records the move, both medians."""
+    path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
+    alone = search(job((1, 64), recheck=1), [Recorder()], memory(), quiet())
+    assert alone[1].winner[0].strategy == "rowblock"
+    summary = tune(
+        path, job((1, 64), recheck=1, share=True), [Recorder()], memory(), progress=quiet()
     )
-    assert [results[k].winner[0] for k in (1, 64, 256, 1024)] == [a, a, c, d]
-    assert calls == [(64, a), (256, a), (1024, c)]
-    assert [t["state"] for t in results[64].trials] == ["share"]
-    torch_cell = {16384: result(16384, TORCH, 30.0, 30.0), 65536: result(65536, d, 40.0, 80.0)}
-    share_kernels(torch_cell, lambda *a: pytest.fail("nothing to share with the torch path"))
+    _, tuned, _ = read_module(path)
+    assert tuned[KEY_A][1]["strategy"] == tuned[KEY_A][64]["strategy"] == "persist"
+    assert "def _k_rowblock" not in path.read_text()
+    log = json.loads(trial_log_path(path).read_text())["gpus"][KEY_A]["buckets"]["1"]
+    moved = log["consolidated"]
+    assert moved["from"]["strategy"] == "rowblock"
+    assert moved["to"] == KernelConfig.from_dict(tuned[KEY_A][64]).to_dict()
+    assert (moved["from_median"], moved["to_median"]) == (13.0, 12.0)
+    assert summary["buckets"]["1"]["consolidated"] == moved
+    assert any(c["within"] for c in log["consolidate"])
 
 
 def test_the_default_budget_is_a_quarter_of_the_space_within_a_floor_and_a_cap():
