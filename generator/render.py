@@ -174,15 +174,17 @@ def render_module(
     provenance_literal: str,
     header: dict,
     spec_literal: str,
+    train_fused: tuple[bool, ...],
     op: bool = True,
 ) -> str:
     """The standalone module: docstring, SPEC, TUNED, PROVENANCE, the kernels of `configs` and
-    the helpers they call, the training kernels (mlpgen.training), the shared rules, a launch
-    part per strategy used, mlp(), autograd, FusedMLP and the self-check. `op`: whether the
-    module registers its torch.compile custom op on import (see emit.render)."""
+    the helpers they call, the training kernels of the families in `train_fused`
+    (mlpgen.training.families), the shared rules, a launch part per strategy used, mlp(),
+    autograd, FusedMLP and the self-check. `op`: whether the module registers its
+    torch.compile custom op on import (see emit.render)."""
     kernels = {c.kernel_name: c for c in configs if c.has_kernel}
     kernel_sources, kernel_table = shared_kernels(spec, kernels.values())
-    kernel_sources.append(training.render_training(spec).strip("\n"))
+    kernel_sources.append(training.render_training(spec, train_fused).strip("\n"))
     strategies = {dispatch.launch_kind(c.to_dict()) for c in kernels.values()}
     used = {c.strategy for c in configs}
     return (
@@ -218,6 +220,7 @@ def render_module(
             clusters="cluster" in strategies,
             register_op=op,
             train_default=training.default_table(spec, DEFAULT_BUCKETS),
+            train_fused=train_fused,
             grad_inputs=training.grad_inputs(spec),
             grad_inputs_literal=training.grad_inputs_literal(spec),
             rtol=TOLERANCES[spec.dtype].rtol,
@@ -231,11 +234,13 @@ def module_lines(spec: MLPSpec, configs) -> int:
     cell whatever the cell holds). What the configs add is their kernel functions (one per
     function, tile variants sharing it: shared_kernels), the helpers those call and, per
     strategy, its launch code (LAUNCH_TEMPLATES) and side tables: tens to hundreds of lines
-    where a strategy or function is new, one KERNELS line where a tile variant is."""
+    where a strategy or function is new, one KERNELS line where a tile variant is. The
+    training kernels counted are those of TRAIN_DEFAULT's families."""
     return _module_lines(spec, frozenset(configs))
 
 
 @lru_cache(maxsize=1024)
 def _module_lines(spec: MLPSpec, configs: frozenset) -> int:
     header = {"version": "", "template_hash": "", "date": ""}
-    return render_module(spec, list(configs), "{}", "{}", header, "{}").count("\n")
+    fused = training.families(spec, DEFAULT_BUCKETS)
+    return render_module(spec, list(configs), "{}", "{}", header, "{}", fused).count("\n")

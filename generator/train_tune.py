@@ -436,19 +436,29 @@ def train_cell(result: BucketResult) -> dict | None:
 def tune_train(path: Path, key: str, opts: TuneOptions, measure: Measure, quiet=False) -> dict:
     """Search the train candidates of the module at `path` on GPU `key` and write each bucket's
     winner into its TUNED cell (the buckets of opts.buckets that this GPU's table holds: the
-    others have no forward cell). Returns the summary: per bucket the cell's train value, the
-    re-measurements and the rejected candidates."""
+    others have no forward cell). While it searches, the module carries the training kernels
+    of both families (a module carries only those its tables name), which `measure` runs; it
+    is written back from its tables at the end, also where the search fails. Returns the
+    summary: per bucket the cell's train value, the re-measurements and the rejected
+    candidates."""
     t0 = time.perf_counter()
     spec, tuned, prov = read_module(path)
     table = tuned.get(key, {})
     opts = replace(opts, buckets=tuple(b for b in opts.buckets if b in table))
-    results = search_train(spec, measure, opts, table, quiet)
-    cells = {b: train_cell(r) for b, r in results.items()}
-    update = {b: {**table[b], "train": c} for b, c in cells.items() if c}
-    seconds = round(time.perf_counter() - t0, 1)
-    if update:
+    write_module(path, spec, buckets=opts.buckets, all_train_kernels=True)
+    update = {}
+    try:
+        results = search_train(spec, measure, opts, table, quiet)
+        cells = {b: train_cell(r) for b, r in results.items()}
+        update = {b: {**table[b], "train": c} for b, c in cells.items() if c}
+    finally:
+        seconds = round(time.perf_counter() - t0, 1)
         done = {"train": {"trials": opts.trials, "seconds": seconds}}
-        write_module(path, spec, key, update, prov.get(key, {}) | done, opts.buckets, merge=True)
+        if update:
+            merged = prov.get(key, {}) | done
+            write_module(path, spec, key, update, merged, opts.buckets, merge=True)
+        else:  # its tables as they were
+            write_module(path, spec, buckets=opts.buckets)
     return {
         "seconds": seconds,
         "measured": sum(r.measured for r in results.values()),

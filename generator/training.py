@@ -198,9 +198,23 @@ def default_table(spec: MLPSpec, buckets) -> dict[int, str]:
     }
 
 
-def render_training(spec: MLPSpec) -> str:
-    """Source of the spec's training kernels (names in TRAIN_KERNELS); every TrainConfig runs
-    on it, its block sizes passed as tl.constexpr arguments."""
+FAMILIES = (False, True)  # TrainConfig.fused: a launch per layer, or every layer in one
+
+
+def families(spec: MLPSpec, buckets, trains=()) -> tuple[bool, ...]:
+    """The kernel families (TrainConfig.fused values) a module runs: default_for's at `buckets`
+    (its TRAIN_DEFAULT) and those of `trains`, its TUNED cells' "train" values (the torch
+    backward's runs none). A module renders only these (render_training)."""
+    used = {default_for(spec, b).fused for b in buckets}
+    choices = map(train_choice, trains)
+    used |= {c.fused for c in choices if isinstance(c, TrainConfig)}
+    return tuple(f for f in FAMILIES if f in used)
+
+
+def render_training(spec: MLPSpec, fused=FAMILIES) -> str:
+    """Source of the spec's training kernels of the families in `fused` (names in
+    kernel_names); every TrainConfig of those families runs on it, its block sizes passed as
+    tl.constexpr arguments."""
     from mlpgen.render import MACROS, TL_DTYPES, environment
 
     return (
@@ -213,12 +227,20 @@ def render_training(spec: MLPSpec) -> str:
             layers=fused_layers(spec),
             act_saves=ACTIVATIONS[spec.act].saved,
             out_saves=ACTIVATIONS[spec.out_act].saved,
+            layered=False in fused,
+            fused=True in fused,
         )
     )
 
 
-def kernel_names(spec: MLPSpec) -> list[str]:
-    """The @triton.jit kernels render_training defines (train_dout only with an out_act)."""
-    names = ["train_forward", "train_dgrad", "train_wgrad", "train_reduce"]
-    names += ["train_forward_fused", "train_backward_fused", "train_wgrad_fused"]
-    return names + ["train_dout"] * (spec.out_act != "none")
+def kernel_names(spec: MLPSpec, fused=FAMILIES) -> list[str]:
+    """The @triton.jit kernels render_training(spec, fused) defines. Both families launch the
+    weight gradient (train_wgrad_fused where every layer needs its gradient, else train_wgrad
+    a layer) and train_reduce; a launch per layer adds train_forward, train_dgrad and, with an
+    out_act, train_dout; fused adds train_forward_fused and train_backward_fused."""
+    names = ["train_wgrad", "train_wgrad_fused", "train_reduce"]
+    if False in fused:
+        names += ["train_forward", "train_dgrad"] + ["train_dout"] * (spec.out_act != "none")
+    if True in fused:
+        names += ["train_forward_fused", "train_backward_fused"]
+    return names

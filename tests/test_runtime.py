@@ -683,7 +683,7 @@ def test_training_launches_take_the_runtime_on_a_gpu_only(load_generated, monkey
 
     from mlpgen.training import TrainConfig
 
-    mod, _ = load_generated(SPEC)
+    mod, _ = load_generated(SPEC, all_train_kernels=True)  # mod.train_forward below
     cfg = TrainConfig(**TRAIN_TILES, num_warps=2, num_stages=3).to_dict()
     rt = attach(mod, monkeypatch)
     ran, public, wrapped = [], [], []
@@ -826,7 +826,7 @@ def test_direct_training_launches_run_the_binary_triton_would_pick(
 
     from mlpgen.training import TrainConfig, kernel_names
 
-    mod, _ = load_generated(spec)
+    mod, _ = load_generated(spec, all_train_kernels=True)  # kernel_names: both families'
     attach(mod, monkeypatch)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)  # CUDA_X's device
     kernels = {name: TrainKernel(getattr(mod, name)) for name in kernel_names(spec)}

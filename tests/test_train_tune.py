@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from mlpgen.bench import BY_NAME
-from mlpgen.emit import read_module, write_module
+from mlpgen.emit import entry, read_module, write_module
 from mlpgen.measure import Measurement
 from mlpgen.selfcheck import load_module
-from mlpgen.spec import MLPSpec
+from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.train_bench import TrainModels
 from mlpgen.train_tune import (
     TORCH_BACKWARD,
@@ -162,6 +162,38 @@ def test_the_torch_backward_stays_unless_a_kernel_beats_it_beyond_the_noise(
         assert ran == [1] and xg.grad.isfinite().all()
 
 
+def test_the_search_measures_on_both_families_and_the_module_keeps_its_tables(tmp_path):
+    """While tune_train searches, the module at its path carries both training kernel families
+    (the measure loads it there); afterwards only the family of its tables (here fused: the
+    default and the winner), also where the search is interrupted."""
+    key = "gpu|sm90|1"
+    path = write_module(tmp_path / "m.py", SPEC, key, {16: entry(KernelConfig("torch"), us=1.0)})
+    layered, fused = "def train_forward(", "def train_forward_fused("
+    assert layered not in path.read_text() and fused in path.read_text()
+    searched = []
+    inner = landscape()  # fused configs the fastest
+
+    def measure(bucket, choice):
+        searched.append(path.read_text())
+        return inner(bucket, choice)
+
+    opts = TuneOptions(buckets=(16,), trials=6, recheck=1)
+    tune_train(path, key, opts, measure, quiet=True)
+    assert searched and all(layered in text and fused in text for text in searched)
+    _, tuned, _ = read_module(path)
+    assert train_choice(tuned[key][16]["train"]).fused
+    assert layered not in path.read_text() and fused in path.read_text()
+
+    def interrupted(bucket, choice):
+        searched.append(path.read_text())
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        tune_train(path, key, opts, interrupted, quiet=True)
+    assert layered in searched[-1] and layered not in path.read_text()
+    assert read_module(path)[1] == tuned
+
+
 def test_progress_prints_a_line_per_bucket(capsys):
     search_train(SPEC, landscape(), TuneOptions(buckets=(16, 1024), trials=4, recheck=0))
     lines = capsys.readouterr().err.splitlines()
@@ -177,7 +209,9 @@ def test_end_to_end_a_wrong_gradient_is_rejected_and_the_module_trains_right(tmp
     """Under the interpreter: bucket 20's default config is made to corrupt one row of dx; the
     search rejects it, writes the winners, and the written module trains with the stored
     config, its step equal to the fp32 step."""
-    path = write_module(tmp_path / "tiny.py", TINY, buckets=(4, 20))  # the tuned table
+    # the tuned table, with both kernel families, as tune_train writes it for its search: the
+    # module is loaded here, ahead of the search, to corrupt a config's step
+    path = write_module(tmp_path / "tiny.py", TINY, buckets=(4, 20), all_train_kernels=True)
     bad = default_for(TINY, 20)
     mod = tuned_module(str(path))
     real = mod._train_backward

@@ -14,11 +14,12 @@ from conftest import SHIPPED
 from test_autograd import sequential
 
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.emit import read_module
+from mlpgen.emit import default_table, read_module, render
 from mlpgen.spec import MLPSpec, SpecError
 from mlpgen.train_bench import check_grad, eager_precision
 from mlpgen.training import (
     DOMAIN,
+    FAMILIES,
     MAX_WORKSPACE,
     TrainConfig,
     default_for,
@@ -67,11 +68,51 @@ RENDER_SPECS = [
 
 
 @pytest.mark.parametrize("spec, kinds", RENDER_SPECS, ids=lambda s: getattr(s, "name", ""))
-def test_rendered_kernels_parse_and_define_their_names(spec, kinds):
-    tree = ast.parse(render_training(spec))
+@pytest.mark.parametrize("fused", [(False,), (True,), FAMILIES], ids=["layers", "fused", "both"])
+def test_rendered_kernels_parse_and_define_their_names(spec, kinds, fused):
+    tree = ast.parse(render_training(spec, fused))
     defined = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)]
-    assert sorted(n for n in defined if not n.startswith("_")) == sorted(kernel_names(spec))
+    assert sorted(n for n in defined if not n.startswith("_")) == sorted(kernel_names(spec, fused))
     assert grad_inputs(spec) == kinds
+
+
+NARROW = MLPSpec((12, 20, 7), act="gelu", out_act="sigmoid", dtype="fp16")  # default: fused
+WIDE = MLPSpec((200, 300, 10), act="relu", out_act="sigmoid", dtype="fp16")  # a launch per layer
+
+
+@pytest.mark.parametrize("spec, fused", [(NARROW, True), (WIDE, False)], ids=["narrow", "wide"])
+def test_a_module_carries_only_the_training_kernels_its_tables_run(spec, fused):
+    """A module's training kernels are the family of its TRAIN_DEFAULT and of its cells'
+    "train" values: the other family's kernels and launches are left out until a table names
+    it (a torch backward names none); every training function the module calls it defines."""
+    defs = {True: "def train_forward_fused(", False: "def train_forward("}
+    tuned = {"default": default_table(spec)}
+    gpu = {b: dict(cell) for b, cell in tuned["default"].items()}
+    for cell in gpu.values():
+        cell["train"] = {"backward": "torch"}
+    other = TrainConfig(**TILES, fused=not fused).to_dict()
+    for table, families in [
+        (tuned, (fused,)),
+        ({**tuned, "gpu|sm90|1": gpu}, (fused,)),
+        ({**tuned, "gpu|sm90|1": {**gpu, 64: {**gpu[64], "train": other}}}, FAMILIES),
+    ]:
+        text = render(spec, table, {})
+        assert defs[fused] in text and (defs[not fused] in text) == (families == FAMILIES)
+        assert f"_TRAIN_FUSED = {list(families)}" in text
+        tree = ast.parse(text)
+        defined = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
+        kernels = {n for n in defined if n.startswith("train_")}
+        assert kernels == set(kernel_names(spec, families))
+        called = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and "train_" in n.id}
+        assert called <= defined, called - defined
+
+
+@pytest.mark.interpret
+def test_a_config_of_a_family_the_module_lacks_is_refused(load_generated, monkeypatch):
+    mod, _ = load_generated(NARROW)
+    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: TrainConfig(**TILES, fused=False).to_dict()})
+    with pytest.raises(RuntimeError, match="carries no per-layer training kernels"):
+        mod._train_config(37, torch.empty(37, 12, dtype=torch.float16))
 
 
 TILES = {"block_m": 16, "block_n": 16, "block_k": 16}
@@ -155,7 +196,7 @@ def train_step(mod, spec, m, device="cpu"):
 @pytest.mark.interpret
 @pytest.mark.parametrize("spec, m, cfg", TRAIN_CASES, ids=lambda c: getattr(c, "name", None))
 def test_kernel_gradients_match_eager(load_generated, monkeypatch, spec, m, cfg):
-    mod, _ = load_generated(spec)
+    mod, _ = load_generated(spec, all_train_kernels=cfg is not None)  # cfg's family, whichever
     if cfg is not None:
         monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: cfg.to_dict()})
     ran = []  # the config each training step ran with
@@ -205,7 +246,7 @@ def test_frozen_layers_and_input_only_gradients(load_generated):
 def test_parameter_only_gradients(load_generated, monkeypatch, fused):
     """x needs no gradient: dx is neither formed nor returned; the weights' are eager's."""
     spec = MLPSpec((10, 19, 6), act="silu", out_act="tanh", dtype="fp32", bias=False)
-    mod, _ = load_generated(spec)
+    mod, _ = load_generated(spec, all_train_kernels=True)
     monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: TrainConfig(**TILES, fused=fused).to_dict()})
     fused_mlp = mod.FusedMLP.from_module(sequential(spec.widths, "silu", "tanh", bias=False))
     x = torch.randn(13, 10)
@@ -221,7 +262,7 @@ def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
     from types import SimpleNamespace
 
     spec = MLPSpec((6, 9, 4), act="tanh", dtype="fp16")
-    mod, _ = load_generated(spec)
+    mod, _ = load_generated(spec, all_train_kernels=True)  # cfg runs a launch per layer
     x = SimpleNamespace(is_cuda=True, dtype=torch.float16, device=None)
     cfg = TrainConfig(**TILES, split=2).to_dict()
     cells = {b: dict(c) for b, c in mod.TUNED["default"].items()}
@@ -293,7 +334,7 @@ def test_a_recomputing_config_saves_only_x_and_the_parameters(load_generated, mo
     """With "recompute" the forward keeps x and the parameters, none of the hidden layers
     eager keeps, and the step's gradients are still right (the backward recomputes them)."""
     spec = MLPSpec((12, 40, 40, 6), act="gelu", dtype="fp32")
-    mod, _ = load_generated(spec)
+    mod, _ = load_generated(spec, all_train_kernels=True)
     config = TrainConfig(**TILES, recompute=True)
     monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: config.to_dict()})
     fused = mod.FusedMLP.from_module(sequential(spec.widths, spec.act, spec.out_act))
@@ -357,7 +398,7 @@ def test_gpu_training_kernels_launch_directly(load_generated, train_kernels, mon
     from mlpgen import runtime
 
     spec = MLPSpec((64, 96, 33), act="gelu", dtype="fp16")
-    mod, _ = load_generated(spec)
+    mod, _ = load_generated(spec, all_train_kernels=True)
     cfg = TrainConfig(block_m=32, block_n=32, block_k=32, split=8, fused=fused).to_dict()
     monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: cfg})
     assert (mod._RT is not None) == (runtime.unsupported() is None)
@@ -394,7 +435,7 @@ def test_gpu_compiled_training_step_runs_the_backward_op(load_generated, monkeyp
     from torch._dynamo.testing import CompileCounterWithBackend
 
     spec = MLPSpec((64, 96, 33), act="gelu", dtype="fp16")
-    mod, _ = load_generated(spec)
+    mod, _ = load_generated(spec, all_train_kernels=True)  # cfg runs a launch per layer
     cfg = TrainConfig(block_m=32, block_n=32, block_k=32, split=split).to_dict()
     monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: cfg})
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
