@@ -170,11 +170,10 @@ class TrainCompile:
 
 
 def warm_size(m: int, cfg: TrainConfig) -> int:
-    """A row count that launches `cfg`'s kernels as m rows do (the same specialisations of M,
-    the same split of the weight gradient) but costs the GPU little: at most split x block_m
-    rows, plus one where m is not a multiple of 16."""
-    base = cfg.split * cfg.block_m  # a multiple of 16, and enough rows for every split
-    return m if m <= base else base + (m % 16 != 0)
+    """A row count that launches `cfg`'s kernels as m rows do (the same split of the weight
+    gradient; no training kernel specialises on M) but costs the GPU little: at most split x
+    block_m rows."""
+    return min(m, cfg.split * cfg.block_m)
 
 
 def warm_train_candidate(spec: MLPSpec, job: TrainCompile, path: str) -> None:
