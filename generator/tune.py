@@ -940,21 +940,23 @@ def pick_graph_winner(records, winner):
 
 
 def relative_spread(values: Sequence[float]) -> float:
-    """(largest - least) / median of a config's scores: how far its measurements disagreed."""
+    """The median absolute deviation of a config's scores over their median: how far its
+    measurements typically disagreed. One outlier of three (a page fault, a clock change)
+    moves it no more than it moves the median, so it cannot make a 5x gap look like noise."""
     med = statistics.median(values)
-    return (max(values) - min(values)) / med if med > 0 else 0.0
+    return statistics.median(abs(v - med) for v in values) / med if med > 0 else 0.0
 
 
 def median_measurement(ms: Sequence[Measurement]) -> Measurement:
     """One measurement from several of one config: each time (nn.Sequential's beside the torch
     path's too) the median of its samples, the spread the larger of the scores' spread and the
-    timings' own."""
+    median of the timings' own (medians: one disturbed measurement decides nothing)."""
 
     def median(name: str) -> float | None:
         values = [getattr(m, name) for m in ms if getattr(m, name) is not None]
         return statistics.median(values) if values else None
 
-    within = max((m.spread or 0.0) for m in ms)
+    within = statistics.median((m.spread or 0.0) for m in ms)
     spread = max(within, relative_spread([m.score for m in ms])) if len(ms) > 1 else ms[0].spread
     times = {name: median(name) for name in ("us", "host_us", "seq_us", "seq_host_us")}
     return replace(ms[0], **times, spread=spread)
