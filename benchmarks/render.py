@@ -293,9 +293,14 @@ def shared_table(runs: list[dict]) -> list[str]:
 
 
 def search_section(table: dict) -> list[str]:
-    """A table another tool computed (e.g. the held-out replay, the sampler ablation)."""
+    """A table another tool computed (e.g. the held-out replay, the sampler ablation).
+    "batches_shown": only the rows of those batches (the JSON keeps every row)."""
     out = [f"#### {table['title']}", "", f"`{table['command']}`", ""]
-    out.append(grid(table["header"], [list(map(str, r)) for r in table["rows"]], markdown=True))
+    rows = table["rows"]
+    if "batches_shown" in table:
+        column = table["header"].index("batch")
+        rows = [r for r in rows if int(r[column]) in table["batches_shown"]]
+    out.append(grid(table["header"], [list(map(str, r)) for r in rows], markdown=True))
     return out + (["", table["note"]] if table.get("note") else [])
 
 

@@ -160,6 +160,15 @@ def test_a_train_run_renders_as_its_own_section(results):
     assert "- gradients: a training step per call" in text
 
 
+def test_a_table_shows_only_its_batches_shown():
+    """A comparison's JSON keeps every row; "batches_shown" picks the rows the page shows."""
+    rows = [["a", str(b), f"{b}.5"] for b in (1, 16, 64)]
+    table = {"title": "t", "command": "c", "header": ["module", "batch", "us"], "rows": rows}
+    text = "\n".join(render.search_section({**table, "batches_shown": [1, 64]}))
+    assert "| a | 1 | 1.5 |" in text and "| a | 64 | 64.5 |" in text and "16.5" not in text
+    assert "16.5" in "\n".join(render.search_section(table))
+
+
 def test_a_run_in_the_wrong_folder_is_refused(results):
     write(results / "h200" / "train", bench_run("mlp_forward"))
     with pytest.raises(ValueError, match="a forward bench, not in its folder"):

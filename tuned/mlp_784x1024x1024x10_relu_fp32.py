@@ -38,15 +38,15 @@ BIAS = True
 # the heuristic for GPUs without an entry.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 65.766, "eager_us": 20.14, "host_us": 14.41, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.322},
-        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 58.029, "eager_us": 30.872, "host_us": 14.363, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.336},
-        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 90.927, "eager_us": 80.95, "host_us": 15.214, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.976},
-        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 71.468, "eager_us": 69.512, "host_us": 18.539, "kernel": "_k_persist_m64_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 19.344},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 125.927, "eager_us": 126.482, "host_us": 30.01, "kernel": "_k_persist_m64_n128_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 8, "pdl": True, "strategy": "persist", "us": 29.82},
-        4096: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 358.37, "eager_us": 355.468, "host_us": 93.631, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 91.94},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 1373.388, "eager_us": 1356.384, "host_us": 304.537, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 300.976},
-        65536: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 5198.66, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 1144.348},
-        262144: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 20340.015, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 4452.504},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 98.858, "eager_us": 19.2, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 15.28}, "host_us": 14.887, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.24},
+        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 103.289, "eager_us": 29.874, "host_us": 14.568, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.352},
+        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 132.058, "eager_us": 79.184, "host_us": 15.273, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.91},
+        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 80.715, "eager_us": 68.668, "host_us": 18.637, "kernel": "_k_persist_m64_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 19.308},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 129.986, "eager_us": 125.084, "host_us": 29.622, "kernel": "_k_persist_m64_n128_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 8, "pdl": True, "strategy": "persist", "us": 30.202},
+        4096: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 363.882, "eager_us": 358.124, "host_us": 93.94, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 91.924},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 1371.43, "eager_us": 1352.696, "host_us": 312.582, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 301.08},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 5201.32, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 1129.76},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 20340.904, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 4424.528},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist"},
@@ -63,7 +63,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 784,1024,1024,10 --act relu --dtype fp32 --batches 1,16,64,256,1024,4096,16384,65536,262144 --trials 40 --seed 0 --timeout 120.0 --workers 1", "compile_seconds": 21.0, "cuda": "13.0", "date": "2026-12-02T18:21:59", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 310, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": 120.0, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 120.1, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 784,1024,1024,10 --act relu --dtype fp32 --batches 1,16,64,256,1024,4096,16384,65536,262144 --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-03T16:30:45", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 218, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": None, "triton": "3.6.0", "tuning_seconds": 105.1, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
@@ -441,7 +441,16 @@ def reference(x, weights, biases=None):
     return h
 
 
-_TORCH_PATHS = {"torch": reference}  # strategies without a kernel
+def epilogue(x, weights, biases):
+    """The unfused path with each hidden layer's bias and relu fused into cuBLASLt's
+    GEMM epilogue (the "epilogue" strategy), for a 2-D x."""
+    h = x
+    for w, b in zip(weights[:-1], biases[:-1]):
+        h = torch._addmm_activation(b, h, w.t(), use_gelu=False)
+    return _out_act(torch.nn.functional.linear(h, weights[-1], biases[-1]))
+
+
+_TORCH_PATHS = {"torch": reference, "epilogue": epilogue}  # strategies without a kernel
 
 # -- picking and launching ----------------------------------------------------------------------
 # rules shared with mlpgen (mlpgen.dispatch), copied here verbatim
