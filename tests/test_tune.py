@@ -984,6 +984,37 @@ def test_one_disturbed_sample_does_not_hand_a_bucket_to_the_torch_path():
     assert never_slower(kernel, close) == close
 
 
+def test_a_host_bound_recheck_remeasures_the_best_of_each_strategy():
+    """Small batches are host-bound, and the host drifts: three rowblock variants measured
+    early at 8.5 µs (11 when re-measured) rank above the best persist's 10.4 µs measured later.
+    Re-measuring only the top three would crown a rowblock; the best of each strategy (linked
+    by PDL too) is re-measured as well, interleaved, and persist wins on medians. Where GPU time
+    sets the score the recheck stays the top three and the torch path."""
+    from mlpgen.tune import RECHECK_TOP, BucketResult, recheck
+
+    rows = [KernelConfig("rowblock", block_m=b, chunk=64, num_warps=8) for b in (16, 32, 64)]
+    best = dataclasses.replace(PERSIST_BEST, pdl=True)
+    early = Measurement("ok", us=5.0, host_us=8.5, err=1e-3)
+    pairs = [(c, early) for c in rows] + [(best, Measurement("ok", us=4.0, host_us=10.4))]
+    pairs += [(TORCH, Measurement("ok", us=20.0, host_us=60.0))]
+    truth = {c: 11.0 for c in rows} | {best: 10.4, TORCH: 60.0}
+    measured = []
+
+    def measure(bucket, c):
+        measured.append(c)
+        return Measurement("ok", us=4.0, host_us=truth[c], err=1e-3)
+
+    r = BucketResult(64, None, None, None, None, [], len(pairs), pairs=list(pairs))
+    recheck(r, measure, 2)
+    assert set(measured) == {*rows, best, TORCH} and r.winner[0] == best
+
+    gpu_bound = [(c, Measurement("ok", us=m.host_us, host_us=None)) for c, m in pairs]
+    measured.clear()
+    r = BucketResult(65536, None, None, None, None, [], len(pairs), pairs=gpu_bound)
+    recheck(r, lambda b, c: measure(b, c) and Measurement("ok", us=truth[c]), 2)
+    assert len(set(measured)) == RECHECK_TOP + 1 and best not in measured
+
+
 def test_a_trial_asked_ahead_is_suggested_once_more_only_to_be_measured(monkeypatch):
     """A config asked ahead is looked up, not suggested again, whenever the driver lists what
     is pending (each suggestion reads the trial from the storage): two suggestions a trial at
