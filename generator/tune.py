@@ -846,7 +846,7 @@ class Driver:
         def decided(config: KernelConfig) -> Known | None:
             return snapshot(study, bucket.encoding)[0].get(config)
 
-        objective = Objective(bucket.space, self.measure, known, claim, decided)
+        objective = Objective(bucket.space, self.measure, known, claim, decided, bucket.encoding)
         if trial is None:
             with self.shared.lock:  # one ask at a time in this process (SQLite locks coarsely)
                 trial = study.ask()
