@@ -37,7 +37,7 @@ from mlpgen.render import shared_kernels
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import STRATEGIES
-from mlpgen.timing import time_call
+from mlpgen.timing import spin_cycles_per_us, time_call
 from mlpgen.verify import (
     Check,
     check,
@@ -334,6 +334,17 @@ def measure_candidate(
         return Measurement("error", describe(e))
 
 
+def warm_up() -> None:
+    """What a measuring worker's first candidate would otherwise pay for on the search's clock:
+    the CUDA context, cuBLAS's handle and the GPU spin's calibration (timing.gpu_samples). Runs
+    while the worker starts (Worker's `warm`), overlapping the first kernels' compiles."""
+    if not torch.cuda.is_available():
+        return
+    a = torch.ones(64, 64, device="cuda", dtype=torch.float16)
+    (a @ a).float().sum().item()
+    spin_cycles_per_us(torch.cuda.current_device())
+
+
 def compile_candidate(spec: MLPSpec, config: KernelConfig, workdir: str) -> None:
     """Compile (and run once, at M=1) a candidate's kernel, filling Triton's on-disk cache."""
     if not config.has_kernel:
@@ -373,13 +384,19 @@ def visible_device(index: int) -> str:
     return str(index)
 
 
-def _serve(conn, fn, device: str | None, parent: int) -> None:
+def _serve(conn, fn, device: str | None, parent: int, warm=None) -> None:
     """Answer tasks with (status, value, alive); alive=False tells the parent that this process
-    exits after the answer, so it replaces the worker instead of racing a dying process."""
+    exits after the answer, so it replaces the worker instead of racing a dying process.
+    `warm()` runs before the process says it is ready (a failure there is left to the tasks)."""
     if device is not None:  # before anything initialises CUDA in this process
         os.environ["CUDA_VISIBLE_DEVICES"] = device
     os.setpgrp()  # our own process group: a kill on timeout also reaches ptxas and other children
     die_with_parent(parent)  # and a killed tuner takes its workers (and their group) along
+    if warm is not None:
+        try:
+            warm()
+        except Exception:
+            pass
     conn.send(("ready", None, True))
     while True:
         try:
@@ -416,21 +433,37 @@ class Worker:
 
     `run` returns (status, value): ("ok", fn's result), or ("error" | "timeout" | "crash",
     one line). A worker that hangs is killed and one that dies is replaced on the next task.
-    `fn` must be importable by name (a module-level function): spawn pickles it by reference.
+    `fn` (and `warm`, run in the process before its first task) must be importable by name (a
+    module-level function): spawn pickles it by reference. A process starts on the first task,
+    or earlier with `launch`, which does not wait for it: its imports (seconds of them) and
+    `warm` then overlap the caller's work up to the first task.
     """
 
     def __init__(
-        self, fn, limit_s: float = 60.0, device: int | None = None, startup_s: float = 300.0
+        self,
+        fn,
+        limit_s: float = 60.0,
+        device: int | None = None,
+        startup_s: float = 300.0,
+        warm=None,
     ):
         self.fn, self.limit_s, self.device, self.startup_s = fn, limit_s, device, startup_s
+        self.warm = warm
         self.proc = self.conn = None
+        self.ready = False  # the process said it is ready (it was started by launch or _start)
         self.restarts = 0
 
-    def _start(self) -> None:
+    def launch(self) -> None:
+        """Start the process now, unless it is running; the next `run` waits until it is ready."""
+        if self.proc is None:
+            self._spawn()
+
+    def _spawn(self) -> None:
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
         device = None if self.device is None else visible_device(self.device)
-        proc = ctx.Process(target=_serve, args=(child, self.fn, device, os.getpid()), daemon=True)
+        args = (child, self.fn, device, os.getpid(), self.warm)
+        proc = ctx.Process(target=_serve, args=args, daemon=True)
         try:
             proc.start()
         except Exception as e:
@@ -438,15 +471,22 @@ class Worker:
             raise WorkerStartError(f"cannot start a worker process: {describe(e)}") from e
         finally:
             child.close()
-        self.proc, self.conn = proc, parent
-        if not parent.poll(self.startup_s):
+        self.proc, self.conn, self.ready = proc, parent, False
+
+    def _await_ready(self) -> None:
+        if not self.conn.poll(self.startup_s):
             self._stop()
             raise WorkerStartError(f"a worker process did not start within {self.startup_s:g}s")
         try:
-            parent.recv()
+            self.conn.recv()
         except (EOFError, OSError):
             code = self._stop()
             raise WorkerStartError(f"a worker process died starting ({exit_text(code)})") from None
+        self.ready = True
+
+    def _start(self) -> None:
+        self._spawn()
+        self._await_ready()
 
     def _stop(self) -> int | None:
         if self.proc is None:
@@ -460,6 +500,7 @@ class Worker:
         code = self.proc.exitcode
         self.conn.close()
         self.proc = self.conn = None
+        self.ready = False
         return code
 
     def run(self, *task, limit_s: float | None = None) -> tuple[str, object]:
@@ -469,6 +510,8 @@ class Worker:
             self.restarts += 1
         if self.proc is None:
             self._start()
+        elif not self.ready:  # launched ahead: wait for its start-up to end
+            self._await_ready()
         try:
             self.conn.send(task)
             if not self.conn.poll(limit):
@@ -627,13 +670,19 @@ class WorkerMeasure:
     seed: int = 0
     compiler: Compiler | None = None
     fn: object = measure_candidate
+    warm: object = None  # run by the worker as it starts (Worker's `warm`): warm_up
     # time on the QUICK budget (the search's measurements); tune.search turns it off for the
     # re-measurements its decisions rest on
     quick: bool = False
 
     def __post_init__(self) -> None:
-        self.worker = Worker(self.fn, self.limit_s, self.device)
+        self.worker = Worker(self.fn, self.limit_s, self.device, warm=self.warm)
         self.best: dict[int, float] = {}  # bucket -> best score of its quick measurements
+
+    def launch(self) -> None:
+        """Start the measuring process now (Worker.launch): it imports, opens its CUDA context
+        and warms up while the first kernels compile, instead of at the first measurement."""
+        self.worker.launch()
 
     def prefetch(self, configs) -> None:
         if self.compiler is not None:

@@ -1497,7 +1497,7 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
     line is printed either way."""
     import torch
 
-    from mlpgen.measure import Compiler, WorkerMeasure
+    from mlpgen.measure import Compiler, WorkerMeasure, warm_up
 
     t0 = time.perf_counter()
     path = Path(path)
@@ -1547,10 +1547,21 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
                 seed=opts.seed,
                 compiler=compiler,
                 quick=True,
+                warm=warm_up,
             )
             for d in same
         ]
+        # the measuring processes start beside the native lane's build and the first compiles;
+        # where the build fails they are started again, to inherit MLPGEN_NATIVE=0 (a worker
+        # must not try the build inside a candidate's time limit)
+        launched_with = os.environ.get("MLPGEN_NATIVE")
+        for m in measures:
+            m.launch()
         native.join()
+        if os.environ.get("MLPGEN_NATIVE") != launched_with:
+            for m in measures:
+                m.close()
+                m.launch()
         try:
             summary = tune(
                 path,

@@ -75,6 +75,22 @@ def poisoned_then_answer(x):
     return answer(x)
 
 
+WARMED_IN = None  # the process whose warm-up ran (set in the worker by `warmed`)
+
+
+def warmed():
+    global WARMED_IN
+    WARMED_IN = os.getpid()
+
+
+def warmed_answer(x):
+    return (WARMED_IN, os.getpid(), x)
+
+
+def warm_fails():
+    raise RuntimeError("no GPU here")
+
+
 def fake_measure(spec, bucket, config, workdir, seed, quick=False, give_up_us=None):
     if config.block_m == 32:
         os._exit(1)  # like an illegal memory access taking the process down
@@ -92,6 +108,21 @@ def test_worker_survives_an_exception():
         pid = w.proc.pid
         assert w.run(8)[0] == "error" and w.proc.pid == pid and w.restarts == 0
     assert w.proc is None
+
+
+def test_a_launched_worker_starts_and_warms_up_before_its_first_task():
+    """launch starts the process without waiting for it; its warm-up runs in it before the
+    first task, which waits for the start-up and is served by that same process."""
+    with Worker(warmed_answer, limit_s=20, warm=warmed) as w:
+        w.launch()
+        assert w.proc is not None and not w.ready
+        pid = w.proc.pid
+        w.launch()  # already running: no second process
+        assert w.proc.pid == pid
+        assert w.run(7) == ("ok", (pid, pid, 7)) and w.ready and w.restarts == 0
+    with Worker(answer, limit_s=20, warm=warm_fails) as w:  # a failed warm-up is no failure
+        w.launch()
+        assert w.run(3) == ("ok", ("pid", w.proc.pid, 6))
 
 
 def test_worker_is_replaced_after_a_hang_and_after_a_crash():
