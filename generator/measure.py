@@ -237,8 +237,10 @@ def graph_replay(mod, x, new_x, weights, biases):
 
 # The search's own measurements (quick): a quarter of timing.time_call's GPU budget and fewer,
 # shorter host loops (~30 ms a candidate instead of ~70 ms, still medians of tens of bursts);
-# the best few are re-measured with the full budget before anything is decided (tune.recheck).
-QUICK = {"loops": 3, "loop_s": 0.002, "warmup_ms": 5, "rep_ms": 10}
+# a call of over 125 us is timed in bursts of about 1 ms sized from one call (timing.long_plan:
+# at 262144 rows of 1024,4096,1024 some 6 calls a candidate instead of 72); the best few are
+# re-measured with the full budget before anything is decided (tune.recheck).
+QUICK = {"loops": 3, "loop_s": 0.002, "warmup_ms": 5, "rep_ms": 10, "long_us": 1000.0}
 
 
 # The search stops timing a candidate whose single call takes over GIVE_UP times the best score
