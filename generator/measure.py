@@ -17,6 +17,7 @@ back on three more inputs and, on a GPU, the replay of a CUDA graph of it.
 from __future__ import annotations
 
 import collections
+import functools
 import hashlib
 import math
 import multiprocessing
@@ -190,6 +191,47 @@ def fresh_workspaces(mod) -> None:
     mod._WORKSPACES.clear()
 
 
+# The fp32 references of the verification inputs, kept between candidates: every candidate of
+# a bucket is checked on the same inputs (their seeds are the bucket's), and at large M the
+# reference's fp32 GEMMs cost more than the candidate's checks and timing together (262144 rows
+# of 1024,4096,1024: ~90 ms each, six a candidate). At most REFERENCE_SHARE of the GPU's memory
+# (least recently used out first); a reference is used again only where its float64 sum is the
+# one it had when computed, so that a candidate writing out of its bounds cannot spoil a later
+# candidate's verdict.
+REFERENCE_SHARE = 0.125
+_REFERENCES: collections.OrderedDict = collections.OrderedDict()  # key -> (reference, its sum)
+
+
+def reference_budget(device) -> int:
+    """Bytes of references a worker keeps (a CPU: 256 MiB)."""
+    if torch.device(device).type != "cuda":
+        return 256 << 20
+    return int(REFERENCE_SHARE * torch.cuda.get_device_properties(device).total_memory)
+
+
+def kept_reference(spec: MLPSpec, key: tuple, x, weights, biases) -> torch.Tensor:
+    """reference(spec, x, weights, biases), kept under `key` (which names the problem: its M,
+    device and seeds) for the next candidate checked on the same problem."""
+    key = (spec, *key)
+    hit = _REFERENCES.get(key)
+    if hit is not None:
+        ref, total = hit
+        if float(ref.sum(dtype=torch.float64)) == total:
+            _REFERENCES.move_to_end(key)
+            return ref
+        del _REFERENCES[key]
+    ref = reference(spec, x, weights, biases)
+    size = ref.numel() * ref.element_size()
+    budget = reference_budget(ref.device)
+    if size <= budget:
+        held = sum(r.numel() * r.element_size() for r, _ in _REFERENCES.values())
+        while _REFERENCES and held + size > budget:
+            old, _ = _REFERENCES.popitem(last=False)[1]
+            held -= old.numel() * old.element_size()
+        _REFERENCES[key] = (ref, float(ref.sum(dtype=torch.float64)))
+    return ref
+
+
 def check_calls(mod, config: KernelConfig, spec: MLPSpec, m: int, device, seed: int):
     """The call path that is timed (the module's mlp(), hot_path), checked on a first input, on
     two more in calls back to back with no wait between them (PDL lets a call start before the
@@ -198,6 +240,7 @@ def check_calls(mod, config: KernelConfig, spec: MLPSpec, m: int, device, seed: 
     call bound to the first input, that problem)."""
     x, weights, biases = random_problem(spec, m, device, seed)
     more = [random_problem(spec, m, device, seed + i)[0] for i in (1, 2, 3)]
+    seeds = {id(u): (seed + i, seed) for i, u in enumerate([x, *more])}  # (x's, weights')
     with poisoned_allocations():
         fresh_workspaces(mod)
         call = hot_path(mod, config, x, weights, biases)
@@ -209,7 +252,8 @@ def check_calls(mod, config: KernelConfig, spec: MLPSpec, m: int, device, seed: 
             runs.append(("in a CUDA-graph replay of mlp()", y, more[2]))
         worst = Check(True, 0.0)
         for where, y, inp in runs:
-            result = check(y, reference(spec, inp, weights, biases), spec.dtype)
+            key = (m, str(device), *seeds[id(inp)])
+            result = check(y, kept_reference(spec, key, inp, weights, biases), spec.dtype)
             if not result.ok:
                 failed = replace(result, reason=f"{result.reason} {where} at M={m}")
                 return failed, call, (x, weights, biases)
@@ -309,7 +353,9 @@ def measure_candidate(
         worst = 0.0
         for i, m in enumerate(verify_sizes(bucket, config)):  # two inputs, fresh buffers
             fresh_workspaces(mod)
-            result = check_run(run, spec, m, device, seed=seed * 7919 + bucket * 31 + i)
+            s = seed * 7919 + bucket * 31 + i
+            kept = functools.partial(kept_reference, spec, (m, device, s, s))
+            result = check_run(run, spec, m, device, seed=s, reference_of=kept)
             if not result.ok:
                 return Measurement("wrong", result.reason, err=result.err)
             worst = max(worst, result.err)

@@ -248,6 +248,39 @@ def test_measure_candidate_verifies_and_times_the_shipped_kernel(tmp_path):
 
 
 @pytest.mark.interpret
+def test_a_buckets_references_are_computed_once_and_a_spoiled_one_again(tmp_path, monkeypatch):
+    """Every candidate of a bucket is checked on the same problems: their fp32 references are
+    kept between candidates, one spoiled since (a wild write) is computed again, and nothing
+    is kept where the budget has no room; a wrong candidate is caught on kept references."""
+    import collections
+
+    from mlpgen import measure
+
+    computed = []
+    real = measure.reference
+    monkeypatch.setattr(measure, "reference", lambda *a: computed.append(1) or real(*a))
+    monkeypatch.setattr(measure, "_REFERENCES", collections.OrderedDict())
+    assert measure_candidate(SPEC, 20, CFG, str(tmp_path)).ok
+    first = len(computed)
+    assert first >= 5  # two checked runs, the calls back to back
+    other = KernelConfig(block_m=32, chunk=32)
+    assert measure_candidate(SPEC, 20, other, str(tmp_path)).ok and len(computed) == first
+    next(iter(measure._REFERENCES.values()))[0].add_(1.0)
+    assert measure_candidate(SPEC, 20, CFG, str(tmp_path)).ok and len(computed) == first + 1
+    mod = candidate_module(SPEC, CFG, tmp_path)
+    monkeypatch.setattr(mod, "_launch", lambda *a, **k: real(SPEC, a[0], a[1], a[2]) * 1.1)
+    wrong = measure_candidate(SPEC, 20, CFG, str(tmp_path))
+    assert wrong.verdict == "wrong" and len(computed) == first + 1
+    monkeypatch.undo()
+    monkeypatch.setattr(measure, "reference", lambda *a: computed.append(1) or real(*a))
+    monkeypatch.setattr(measure, "_REFERENCES", collections.OrderedDict())
+    monkeypatch.setattr(measure, "reference_budget", lambda device: 0)
+    for _ in range(2):
+        measure_candidate(SPEC, 64, CFG, str(tmp_path))
+    assert len(computed) == 3 * first + 1 and not measure._REFERENCES
+
+
+@pytest.mark.interpret
 def test_timing_runs_the_modules_hot_path(tmp_path, monkeypatch):
     """Verification launches through _launch (it writes into the poisoned output); timing runs
     mlp(), the call a user makes (the lane where the strategy has one, else the plan path), so
