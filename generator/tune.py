@@ -1257,9 +1257,12 @@ def fingerprint(studies) -> list[int]:
 
 class Results(dict):
     """{bucket: BucketResult}; `final`: this process decided the winners (and, through
-    search's on_final, wrote them); False where another process does or did."""
+    search's on_final, wrote them); False where another process does or did. `seconds`: the
+    search's phases, wall time: "search" (the drivers), "decide" (PDL, re-measurement,
+    consolidation and on_final's writing)."""
 
     final: bool = True
+    seconds: dict | None = None
 
 
 def search(
@@ -1278,6 +1281,7 @@ def search(
     trials decided since it started, only reads the results."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     started = time.time()
+    t0 = time.perf_counter()
     storage = make_storage(storage)
     buckets = plan(job)
     opts = job.options
@@ -1314,6 +1318,8 @@ def search(
         progress.close()
     studies = [drivers[0].studies[b.name] for b in buckets]
     results = Results()
+    searched = time.perf_counter()
+    results.seconds = {"search": round(searched - t0, 1), "decide": 0.0}
     # one decision per set of studies: runs over other buckets decide (and write) their own
     decision = "decide " + ",".join(b.name for b in buckets)
     token = claims.take(decision)
@@ -1353,6 +1359,7 @@ def search(
     finally:
         if token is not None:
             claims.release(token)
+        results.seconds["decide"] = round(time.perf_counter() - searched, 1)
     return results
 
 
@@ -1445,6 +1452,7 @@ def tune(
         "trial_log": str(log_path),
         "written": results.final,  # False: another process sharing the storage wrote it
         "seconds": round(seconds, 1),
+        "phase_seconds": dict(results.seconds or {}),
         "measured": sum(r.measured for r in results.values()),
         "buckets": {
             str(b): {
@@ -1562,6 +1570,7 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
             for m in measures:
                 m.close()
                 m.launch()
+        setup = time.perf_counter() - t0
         try:
             summary = tune(
                 path,
@@ -1571,10 +1580,18 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
                 extra={"gpu": torch.cuda.get_device_name(devices[0]), "timeout": opts.timeout},
                 progress=progress,
             )
+            closing = time.perf_counter()
         finally:
             for m in measures:
                 m.close()
             compiler.close()
+        # where the wall time went: before the search (the native lane's build, starting the
+        # processes), the search and the decision (tune's), ending the processes
+        summary["phase_seconds"] = {
+            "setup": round(setup, 1),
+            **summary["phase_seconds"],
+            "close": round(time.perf_counter() - closing, 1),
+        }
         if opts.train and summary["written"]:
             summary["train"] = tune_trains(path, spec, key, devices[0], opts, quiet)
     # wall time from the start: the native lane's build, then compiling (overlapped with

@@ -684,6 +684,9 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
     assert train["measured"] == 6
     assert all(tuned[key][b]["train"] == train["buckets"][str(b)]["train"] for b in (1, 64))
     assert " --train" in prov[key]["command"]
+    phases = summary["phase_seconds"]
+    assert list(phases) == ["setup", "search", "decide", "close"]
+    assert sum(phases.values()) <= summary["total_seconds"] + 0.5
 
 
 def test_an_unbuildable_native_lane_is_not_tried_by_the_workers(tmp_path, monkeypatch):
@@ -1047,6 +1050,19 @@ def test_kernels_are_handed_to_the_compiler_ahead_of_their_measurement():
         ahead += between
         on_demand += not between
     assert ahead >= 0.9 * (ahead + on_demand), (ahead, on_demand)
+
+
+def test_the_search_and_the_decision_report_their_seconds():
+    """Results.seconds splits the wall time: the drivers' search, then the decision (PDL,
+    re-measurement, consolidation, writing) with its own measurements."""
+    from mlpgen.tune import RECHECK_ROUNDS, RECHECK_TOP
+
+    rec = Recorder(delay=0.05)
+    results = search(job((4096,), trials=6, recheck=RECHECK_ROUNDS), [rec], memory(), quiet())
+    seconds = results.seconds  # rounded to 0.1 s
+    rechecks = len(rec.calls) - results[4096].measured
+    assert rechecks >= RECHECK_ROUNDS * RECHECK_TOP
+    assert seconds["search"] >= 6 * 0.05 - 0.05 and seconds["decide"] >= rechecks * 0.05 - 0.05
 
 
 def test_a_bucket_time_cap_stops_its_search():
