@@ -46,7 +46,8 @@ kernel or another space are never mixed in.
   `bucket_timeout` caps a bucket's measuring. The search's measurements time on a quick budget
   (measure.QUICK), and a candidate whose one call is over GIVE_UP times its bucket's best so
   far only for that call (measure.GIVE_UP); what the winners rest on (re-measurement, PDL,
-  kernel sharing) in full. Every bucket's PDL variants are compiled together, ahead of PDL.
+  kernel sharing) in full. A bucket's PDL variants compile once its search is done, while the
+  other buckets are searched.
 
 The search takes `measure(bucket, config) -> Measurement` as an argument: tests drive it with a
 synthetic landscape, `tune_module` with worker processes on the GPUs.
@@ -640,8 +641,16 @@ class Shared:
 class Driver:
     """One worker: serves every bucket round-robin, one trial at a time, with one measure."""
 
-    def __init__(self, index: int, buckets: list[Bucket], measure: Measure, shared: Shared):
+    def __init__(
+        self,
+        index: int,
+        buckets: list[Bucket],
+        measure: Measure,
+        shared: Shared,
+        on_done: Callable[[Bucket, optuna.Study], None] | None = None,
+    ):
         self.index, self.buckets, self.measure, self.shared = index, buckets, measure, shared
+        self.on_done = on_done  # called with a bucket (and its study) whose search is done
         self.studies = {
             b.name: open_study(shared.storage, b, shared.seed * 1009 + i * 31 + index)
             for i, b in enumerate(buckets)
@@ -882,6 +891,8 @@ class Driver:
                         best = self.best.get(bucket.name)
                         text = best and config_text(entry(best[1]))
                         self.shared.progress.finished(bucket.space.bucket, bucket.target, text)
+                        if self.on_done is not None:
+                            self.on_done(bucket, self.studies[bucket.name])
         finally:
             self.drop_pending()
 
@@ -1292,7 +1303,16 @@ def search(
     for i, b in enumerate(buckets):  # single-threaded: create the studies, enqueue the firsts
         enqueue(open_study(storage, b, opts.seed + i), b.encoding, b.order())
     shared = Shared(storage, opts.seed, progress, claims, opts.bucket_timeout, opts.lookahead)
-    drivers = [Driver(i, buckets, m, shared) for i, m in enumerate(measures)]
+    pdl = job.pdl and job.recorded is None  # a replayed log has no PDL times
+    prefetch = getattr(measures[0], "prefetch", None)
+
+    def compile_pdl(bucket: Bucket, study: optuna.Study) -> None:
+        """A bucket whose search is done: the PDL variants pdl_pass will measure there compile
+        while the other buckets are searched (the decision prefetches them all again)."""
+        prefetch([replace(c, pdl=True) for c, _ in pdl_picks(collect(study, bucket))])
+
+    early = compile_pdl if pdl and prefetch is not None else None
+    drivers = [Driver(i, buckets, m, shared, early) for i, m in enumerate(measures)]
     for d in drivers[:1]:  # the firsts of every bucket (all of a brute-force one) compile first
         d.prefetch([c for b in buckets for c in b.order()])
     errors: list[BaseException] = []
@@ -1339,8 +1359,6 @@ def search(
         for m in measures:  # what is decided on is timed on the full budget (measure.QUICK)
             if getattr(m, "quick", False):
                 m.quick = False
-        pdl = job.pdl and job.recorded is None  # a replayed log has no PDL times
-        prefetch = getattr(measures[0], "prefetch", None)
         if pdl and prefetch is not None:  # every bucket's PDL variants compile at once
             prefetch([replace(c, pdl=True) for r in results.values() for c, _ in pdl_picks(r)])
         for b, study in zip(buckets, studies):

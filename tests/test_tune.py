@@ -828,6 +828,23 @@ def test_every_buckets_pdl_variants_compile_before_the_first_is_measured():
     assert len(tried) >= 2 and tried <= ahead
 
 
+def test_a_buckets_pdl_variants_compile_while_other_buckets_are_searched():
+    """A bucket done searching hands its PDL variants to the compiler at once: the small
+    bucket's budget ends first, and its variants are handed over while the larger bucket
+    still has measurements of its search to make."""
+    rec = Recorder(linked(0.8))
+    handed = []
+    rec.prefetch = lambda configs: handed.append((len(rec.calls), list(configs)))
+    jobs = dataclasses.replace(job((1, 4096), trials=None), pdl=True)
+    results = search(jobs, [rec], memory(), quiet())
+    searched = sum(r.measured for r in results.values())
+    early = {c for n, configs in handed if n < searched for c in configs if c.pdl}
+    tried_at_1 = {
+        KernelConfig.from_dict(t["config"]) for t in results[1].trials if t["state"] == "pdl"
+    }
+    assert tried_at_1 and tried_at_1 <= early
+
+
 def test_pdl_is_not_tried_without_it():
     """A GPU without PDL (Job.pdl False, as tune_module sets it before sm_90): no PDL trial."""
     rec = Recorder(linked(0.5))
