@@ -694,6 +694,11 @@ class Compiler:
         finally:
             worker.close()
 
+    def ready(self, config: KernelConfig) -> bool:
+        """Whether a wait for `config` would return at once (compiled, failed, or no kernel)."""
+        with self.cond:
+            return not config.has_kernel or self.state.get(config) == "done"
+
     def compiled(self) -> int:
         return sum(1 for v in self.state.values() if v == "done")
 
@@ -735,6 +740,10 @@ class WorkerMeasure:
     def prefetch(self, configs) -> None:
         if self.compiler is not None:
             self.compiler.prefetch(configs)
+
+    def ready(self, config: KernelConfig) -> bool:
+        """Whether measuring `config` would start at once (its kernel is compiled)."""
+        return self.compiler is None or self.compiler.ready(config)
 
     def __call__(self, bucket: int, config: KernelConfig) -> Measurement:
         if self.compiler is not None:

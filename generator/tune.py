@@ -34,7 +34,10 @@ kernel or another space are never mixed in.
   again gets its recorded score back (a completed trial), so the sampler learns it again
   rather than marking the incumbent's neighbourhood bad.
 - Buckets are served round-robin, one measurement at a time, so `--timeout` leaves every
-  bucket with its defaults measured rather than some fully searched and others untouched.
+  bucket with its defaults measured rather than some fully searched and others untouched. A
+  bucket whose next kernel is still compiling is passed over, for at most HOLD_S seconds,
+  while others have theirs compiled (Driver.turn): the GPU does not wait for a compile that
+  other measurements can cover.
 - Several workers (one per GPU) are threads of this process, each driving its own measuring
   process on its own GPU; they coordinate through the storage only (Claims), exactly as
   several processes or hosts pointing at one `--storage` do: a config is measured by whoever
@@ -132,6 +135,10 @@ def polish_steps(target: int) -> int:
 
 
 LOOKAHEAD_TRIALS = 12
+# A bucket whose next kernel is still compiling is passed over (Driver.turn) for at most this
+# long while other buckets have theirs compiled: on a cold cache the large buckets' first
+# kernels compile for seconds after the small buckets' are ready.
+HOLD_S = 30.0
 MAX_SKIPS = 20  # trials in a row that measure nothing before a random candidate is enqueued
 
 
@@ -879,11 +886,45 @@ class Driver:
             self.shared.progress.update(bucket.space.bucket, True, m.score, bucket.target)
         return m
 
+    def next_config(self, bucket: Bucket) -> KernelConfig | None:
+        """The config the bucket's next step measures, where it is known: its oldest trial
+        asked ahead, else the first trial waiting in its queue (its firsts, a guess)."""
+        queue = self.pending.get(bucket.name)
+        if queue:
+            return self.proposed[queue[0]]
+        study = self.studies[bucket.name]
+        waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+        if not waiting:
+            return None
+        t = min(waiting, key=lambda t: t.number)
+        try:
+            return bucket.encoding.config(t.system_attrs.get("fixed_params", t.params))
+        except (KeyError, ValueError, IndexError, TypeError):
+            return None
+
+    def turn(self, active: list[Bucket], held: dict[str, float]) -> list[Bucket]:
+        """The buckets to step this round, in order: those whose next kernel is compiled
+        (`measure.ready`), or where none is, the first one (its step waits for the compile).
+        A bucket is passed over for at most HOLD_S seconds (`held`: since when), so the large
+        buckets' first kernels, slow to compile, do not hold up the others' measurements."""
+        ready = getattr(self.measure, "ready", None)
+        if ready is None:
+            return list(active)
+        now = time.monotonic()
+        out = []
+        for b in active:
+            config = self.next_config(b)
+            if config is None or ready(config) or now - held.setdefault(b.name, now) >= HOLD_S:
+                held.pop(b.name, None)
+                out.append(b)
+        return out or active[:1]
+
     def run(self, deadline: float | None) -> None:
         active = list(self.buckets)
+        held: dict[str, float] = {}
         try:
             while active:
-                for bucket in list(active):
+                for bucket in self.turn(active, held):
                     if deadline is not None and time.monotonic() >= deadline:
                         return
                     if not self.step(bucket):

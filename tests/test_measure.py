@@ -495,7 +495,9 @@ def test_the_compile_pool_compiles_what_is_asked_for_first_and_nothing_else(tmp_
     compiler = Compiler(SPEC, str(tmp_path), processes=1, fn=fake_compile)
     try:
         compiler.prefetch(configs[:1] + [KernelConfig(strategy="torch")])
+        assert compiler.ready(KernelConfig(strategy="torch")) and not compiler.ready(configs[1])
         assert compiler.wait(configs[1]) is None  # not prefetched: compiled on demand
+        assert compiler.ready(configs[1])
         assert compiler.wait(configs[2]).startswith("error: RuntimeError: out of resource")
         assert compiler.wait(configs[0]) is None
         assert compiler.wait(KernelConfig(strategy="torch")) is None  # no kernel: nothing

@@ -1082,6 +1082,21 @@ def test_the_search_and_the_decision_report_their_seconds():
     assert seconds["search"] >= 6 * 0.05 - 0.05 and seconds["decide"] >= rechecks * 0.05 - 0.05
 
 
+@pytest.mark.parametrize("hold_s", [30.0, 0.0])
+def test_a_bucket_whose_kernel_is_compiling_is_passed_over_for_a_while(monkeypatch, hold_s):
+    """With a measure that says which kernels are compiled (`ready`), the buckets whose next
+    kernel is ready are measured first; one still compiling waits at most HOLD_S seconds (at
+    0 the round-robin order is kept), and every bucket still gets its budget measured."""
+    monkeypatch.setattr("mlpgen.tune.HOLD_S", hold_s)
+    rec = Recorder()
+    # the default's kernel compiles until the third measurement (the torch path has none)
+    rec.ready = lambda c: c != DEFAULT or len(rec.calls) >= 3
+    results = search(job((64, 4096), trials=6), [rec], memory(), quiet())
+    assert all(r.measured == 6 for r in results.values())
+    order = [b for b, _ in rec.calls[:3]]
+    assert order == ([64, 64, 64] if hold_s else [64, 4096, 64]), rec.calls[:3]
+
+
 def test_a_bucket_time_cap_stops_its_search():
     rec = Recorder(delay=0.05)
     r = search(job((4096,), trials=30, bucket_timeout=0.3), [rec], memory(), quiet())[4096]
