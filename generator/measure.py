@@ -576,14 +576,31 @@ class Worker:
             self.restarts += 1
         return status, value
 
-    def close(self) -> None:
-        if self.proc is not None and self.proc.is_alive():
+    def close(self, graceful: bool = True) -> None:
+        """End the process: asked to exit and given 5 s for it, or (not graceful) killed at
+        once, which a process holding nothing to save takes in a fraction of the second its
+        interpreter and CUDA context take to shut down."""
+        if graceful and self.proc is not None and self.proc.is_alive():
             try:
                 self.conn.send(None)
                 self.proc.join(5)
             except OSError:
                 pass
         self._stop()
+
+    def kill(self) -> None:
+        """SIGKILL the process and its group now. Safe from another thread than the one using
+        the worker: that one sees the process die and replaces it or closes it, as after a crash."""
+        proc = self.proc
+        if proc is None or proc.pid is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:  # not yet its own group leader, or already gone
+            try:
+                os.kill(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def __enter__(self) -> Worker:
         return self
@@ -631,6 +648,8 @@ class Compiler:
         self.fatal: WorkerStartError | None = None  # a compiling process could not start
         self.cond = threading.Condition()
         self.closed = False
+        self.graceful = True  # how close ends the processes
+        self.workers: list[Worker] = []  # one per thread, once it runs
         self.threads = [
             threading.Thread(target=self._drive, daemon=True) for _ in range(max(1, processes))
         ]
@@ -666,6 +685,8 @@ class Compiler:
 
     def _drive(self) -> None:
         worker = Worker(self.fn, self.limit_s, self.device)
+        with self.cond:
+            self.workers.append(worker)
         try:
             while True:
                 with self.cond:
@@ -685,14 +706,14 @@ class Compiler:
                     return
                 with self.cond:
                     self.busy_s += time.monotonic() - t0
-                    if status != "ok":
+                    if status != "ok" and not self.closed:  # not one killed by close
                         self.errors[config] = f"{status}: {value}"
                     self.state[config] = "done"
                     self.cond.notify_all()
                 if self.on_done is not None:
                     self.on_done(config, status)
         finally:
-            worker.close()
+            worker.close(self.graceful)
 
     def ready(self, config: KernelConfig) -> bool:
         """Whether a wait for `config` would return at once (compiled, failed, or no kernel)."""
@@ -702,10 +723,17 @@ class Compiler:
     def compiled(self) -> int:
         return sum(1 for v in self.state.values() if v == "done")
 
-    def close(self) -> None:
+    def close(self, graceful: bool = True) -> None:
+        """Stop the pool: each process ends after its compile in progress (not graceful: is
+        killed, in progress or not; Triton writes its cache files whole or not at all)."""
         with self.cond:
             self.closed = True
+            self.graceful = graceful
             self.cond.notify_all()
+            workers = list(self.workers)
+        if not graceful:
+            for w in workers:
+                w.kill()
         for t in self.threads:
             t.join(30)
 
@@ -758,5 +786,5 @@ class WorkerMeasure:
             self.best[bucket] = m.score
         return m
 
-    def close(self) -> None:
-        self.worker.close()
+    def close(self, graceful: bool = True) -> None:
+        self.worker.close(graceful)

@@ -1641,9 +1641,11 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
             )
             closing = time.perf_counter()
         finally:
+            # the winners are written (or the run failed): the processes hold nothing to save,
+            # and are killed rather than shut down one interpreter and CUDA context at a time
             for m in measures:
-                m.close()
-            compiler.close()
+                m.close(graceful=False)
+            compiler.close(graceful=False)
         # where the wall time went: before the search (the native lane's build, starting the
         # processes), the search and the decision (tune's), ending the processes
         summary["phase_seconds"] = {

@@ -75,6 +75,15 @@ def poisoned_then_answer(x):
     return answer(x)
 
 
+def slow_exit(x):
+    atexit.register(time.sleep, 3)  # like an interpreter and a CUDA context shutting down
+    return answer(x)
+
+
+def endless_compile(spec, config, workdir):
+    time.sleep(60)
+
+
 WARMED_IN = None  # the process whose warm-up ran (set in the worker by `warmed`)
 
 
@@ -123,6 +132,30 @@ def test_a_launched_worker_starts_and_warms_up_before_its_first_task():
     with Worker(answer, limit_s=20, warm=warm_fails) as w:  # a failed warm-up is no failure
         w.launch()
         assert w.run(3) == ("ok", ("pid", w.proc.pid, 6))
+
+
+def test_a_worker_closed_without_grace_is_killed_at_once():
+    w = Worker(slow_exit, limit_s=20)
+    assert w.run(2)[0] == "ok"
+    proc = w.proc
+    t0 = time.monotonic()
+    w.close(graceful=False)
+    assert time.monotonic() - t0 < 2.5 and not proc.is_alive() and w.proc is None
+
+
+def test_a_compile_pool_closed_without_grace_kills_a_compile_in_progress():
+    """Killed by close, a compile in progress is no compile error of the run."""
+    compiler = Compiler(SPEC, "unused", processes=1, fn=endless_compile)
+    compiler.prefetch([CFG])
+    deadline = time.monotonic() + 60
+    while compiler.state[CFG] != "busy" or not compiler.workers[0].ready:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(0.5)  # the task sent
+    t0 = time.monotonic()
+    compiler.close(graceful=False)
+    assert time.monotonic() - t0 < 10 and not compiler.errors
+    assert not any(t.is_alive() for t in compiler.threads)
 
 
 def test_worker_is_replaced_after_a_hang_and_after_a_crash():
