@@ -917,6 +917,8 @@ class Driver:
             if config is None or ready(config) or now - held.setdefault(b.name, now) >= HOLD_S:
                 held.pop(b.name, None)
                 out.append(b)
+            else:  # queued for compiling if it is not yet (a trial left waiting by another run)
+                self.prefetch([config])
         return out or active[:1]
 
     def run(self, deadline: float | None) -> None:
