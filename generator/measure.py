@@ -17,6 +17,7 @@ back on three more inputs and, on a GPU, the replay of a CUDA graph of it.
 from __future__ import annotations
 
 import collections
+import functools
 import hashlib
 import math
 import multiprocessing
@@ -37,7 +38,7 @@ from mlpgen.render import shared_kernels
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import STRATEGIES
-from mlpgen.timing import time_call
+from mlpgen.timing import spin_cycles_per_us, time_call
 from mlpgen.verify import (
     Check,
     check,
@@ -190,6 +191,47 @@ def fresh_workspaces(mod) -> None:
     mod._WORKSPACES.clear()
 
 
+# The fp32 references of the verification inputs, kept between candidates: every candidate of
+# a bucket is checked on the same inputs (their seeds are the bucket's), and at large M the
+# reference's fp32 GEMMs cost more than the candidate's checks and timing together (262144 rows
+# of 1024,4096,1024: ~90 ms each, six a candidate). At most REFERENCE_SHARE of the GPU's memory
+# (least recently used out first); a reference is used again only where its float64 sum is the
+# one it had when computed, so that a candidate writing out of its bounds cannot spoil a later
+# candidate's verdict.
+REFERENCE_SHARE = 0.125
+_REFERENCES: collections.OrderedDict = collections.OrderedDict()  # key -> (reference, its sum)
+
+
+def reference_budget(device) -> int:
+    """Bytes of references a worker keeps (a CPU: 256 MiB)."""
+    if torch.device(device).type != "cuda":
+        return 256 << 20
+    return int(REFERENCE_SHARE * torch.cuda.get_device_properties(device).total_memory)
+
+
+def kept_reference(spec: MLPSpec, key: tuple, x, weights, biases) -> torch.Tensor:
+    """reference(spec, x, weights, biases), kept under `key` (which names the problem: its M,
+    device and seeds) for the next candidate checked on the same problem."""
+    key = (spec, *key)
+    hit = _REFERENCES.get(key)
+    if hit is not None:
+        ref, total = hit
+        if float(ref.sum(dtype=torch.float64)) == total:
+            _REFERENCES.move_to_end(key)
+            return ref
+        del _REFERENCES[key]
+    ref = reference(spec, x, weights, biases)
+    size = ref.numel() * ref.element_size()
+    budget = reference_budget(ref.device)
+    if size <= budget:
+        held = sum(r.numel() * r.element_size() for r, _ in _REFERENCES.values())
+        while _REFERENCES and held + size > budget:
+            old, _ = _REFERENCES.popitem(last=False)[1]
+            held -= old.numel() * old.element_size()
+        _REFERENCES[key] = (ref, float(ref.sum(dtype=torch.float64)))
+    return ref
+
+
 def check_calls(mod, config: KernelConfig, spec: MLPSpec, m: int, device, seed: int):
     """The call path that is timed (the module's mlp(), hot_path), checked on a first input, on
     two more in calls back to back with no wait between them (PDL lets a call start before the
@@ -198,6 +240,7 @@ def check_calls(mod, config: KernelConfig, spec: MLPSpec, m: int, device, seed: 
     call bound to the first input, that problem)."""
     x, weights, biases = random_problem(spec, m, device, seed)
     more = [random_problem(spec, m, device, seed + i)[0] for i in (1, 2, 3)]
+    seeds = {id(u): (seed + i, seed) for i, u in enumerate([x, *more])}  # (x's, weights')
     with poisoned_allocations():
         fresh_workspaces(mod)
         call = hot_path(mod, config, x, weights, biases)
@@ -209,7 +252,8 @@ def check_calls(mod, config: KernelConfig, spec: MLPSpec, m: int, device, seed: 
             runs.append(("in a CUDA-graph replay of mlp()", y, more[2]))
         worst = Check(True, 0.0)
         for where, y, inp in runs:
-            result = check(y, reference(spec, inp, weights, biases), spec.dtype)
+            key = (m, str(device), *seeds[id(inp)])
+            result = check(y, kept_reference(spec, key, inp, weights, biases), spec.dtype)
             if not result.ok:
                 failed = replace(result, reason=f"{result.reason} {where} at M={m}")
                 return failed, call, (x, weights, biases)
@@ -237,8 +281,10 @@ def graph_replay(mod, x, new_x, weights, biases):
 
 # The search's own measurements (quick): a quarter of timing.time_call's GPU budget and fewer,
 # shorter host loops (~30 ms a candidate instead of ~70 ms, still medians of tens of bursts);
-# the best few are re-measured with the full budget before anything is decided (tune.recheck).
-QUICK = {"loops": 3, "loop_s": 0.002, "warmup_ms": 5, "rep_ms": 10}
+# a call of over 125 us is timed in bursts of about 1 ms sized from one call (timing.long_plan:
+# at 262144 rows of 1024,4096,1024 some 6 calls a candidate instead of 72); the best few are
+# re-measured with the full budget before anything is decided (tune.recheck).
+QUICK = {"loops": 3, "loop_s": 0.002, "warmup_ms": 5, "rep_ms": 10, "long_us": 1000.0}
 
 
 # The search stops timing a candidate whose single call takes over GIVE_UP times the best score
@@ -307,7 +353,9 @@ def measure_candidate(
         worst = 0.0
         for i, m in enumerate(verify_sizes(bucket, config)):  # two inputs, fresh buffers
             fresh_workspaces(mod)
-            result = check_run(run, spec, m, device, seed=seed * 7919 + bucket * 31 + i)
+            s = seed * 7919 + bucket * 31 + i
+            kept = functools.partial(kept_reference, spec, (m, device, s, s))
+            result = check_run(run, spec, m, device, seed=s, reference_of=kept)
             if not result.ok:
                 return Measurement("wrong", result.reason, err=result.err)
             worst = max(worst, result.err)
@@ -332,6 +380,17 @@ def measure_candidate(
         if cuda and not cuda_healthy():
             raise WorkerPoisoned(describe(e)) from e
         return Measurement("error", describe(e))
+
+
+def warm_up() -> None:
+    """What a measuring worker's first candidate would otherwise pay for on the search's clock:
+    the CUDA context, cuBLAS's handle and the GPU spin's calibration (timing.gpu_samples). Runs
+    while the worker starts (Worker's `warm`), overlapping the first kernels' compiles."""
+    if not torch.cuda.is_available():
+        return
+    a = torch.ones(64, 64, device="cuda", dtype=torch.float16)
+    (a @ a).float().sum().item()
+    spin_cycles_per_us(torch.cuda.current_device())
 
 
 def compile_candidate(spec: MLPSpec, config: KernelConfig, workdir: str) -> None:
@@ -373,13 +432,19 @@ def visible_device(index: int) -> str:
     return str(index)
 
 
-def _serve(conn, fn, device: str | None, parent: int) -> None:
+def _serve(conn, fn, device: str | None, parent: int, warm=None) -> None:
     """Answer tasks with (status, value, alive); alive=False tells the parent that this process
-    exits after the answer, so it replaces the worker instead of racing a dying process."""
+    exits after the answer, so it replaces the worker instead of racing a dying process.
+    `warm()` runs before the process says it is ready (a failure there is left to the tasks)."""
     if device is not None:  # before anything initialises CUDA in this process
         os.environ["CUDA_VISIBLE_DEVICES"] = device
     os.setpgrp()  # our own process group: a kill on timeout also reaches ptxas and other children
     die_with_parent(parent)  # and a killed tuner takes its workers (and their group) along
+    if warm is not None:
+        try:
+            warm()
+        except Exception:
+            pass
     conn.send(("ready", None, True))
     while True:
         try:
@@ -416,21 +481,37 @@ class Worker:
 
     `run` returns (status, value): ("ok", fn's result), or ("error" | "timeout" | "crash",
     one line). A worker that hangs is killed and one that dies is replaced on the next task.
-    `fn` must be importable by name (a module-level function): spawn pickles it by reference.
+    `fn` (and `warm`, run in the process before its first task) must be importable by name (a
+    module-level function): spawn pickles it by reference. A process starts on the first task,
+    or earlier with `launch`, which does not wait for it: its imports (seconds of them) and
+    `warm` then overlap the caller's work up to the first task.
     """
 
     def __init__(
-        self, fn, limit_s: float = 60.0, device: int | None = None, startup_s: float = 300.0
+        self,
+        fn,
+        limit_s: float = 60.0,
+        device: int | None = None,
+        startup_s: float = 300.0,
+        warm=None,
     ):
         self.fn, self.limit_s, self.device, self.startup_s = fn, limit_s, device, startup_s
+        self.warm = warm
         self.proc = self.conn = None
+        self.ready = False  # the process said it is ready (it was started by launch or _start)
         self.restarts = 0
 
-    def _start(self) -> None:
+    def launch(self) -> None:
+        """Start the process now, unless it is running; the next `run` waits until it is ready."""
+        if self.proc is None:
+            self._spawn()
+
+    def _spawn(self) -> None:
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
         device = None if self.device is None else visible_device(self.device)
-        proc = ctx.Process(target=_serve, args=(child, self.fn, device, os.getpid()), daemon=True)
+        args = (child, self.fn, device, os.getpid(), self.warm)
+        proc = ctx.Process(target=_serve, args=args, daemon=True)
         try:
             proc.start()
         except Exception as e:
@@ -438,15 +519,22 @@ class Worker:
             raise WorkerStartError(f"cannot start a worker process: {describe(e)}") from e
         finally:
             child.close()
-        self.proc, self.conn = proc, parent
-        if not parent.poll(self.startup_s):
+        self.proc, self.conn, self.ready = proc, parent, False
+
+    def _await_ready(self) -> None:
+        if not self.conn.poll(self.startup_s):
             self._stop()
             raise WorkerStartError(f"a worker process did not start within {self.startup_s:g}s")
         try:
-            parent.recv()
+            self.conn.recv()
         except (EOFError, OSError):
             code = self._stop()
             raise WorkerStartError(f"a worker process died starting ({exit_text(code)})") from None
+        self.ready = True
+
+    def _start(self) -> None:
+        self._spawn()
+        self._await_ready()
 
     def _stop(self) -> int | None:
         if self.proc is None:
@@ -460,6 +548,7 @@ class Worker:
         code = self.proc.exitcode
         self.conn.close()
         self.proc = self.conn = None
+        self.ready = False
         return code
 
     def run(self, *task, limit_s: float | None = None) -> tuple[str, object]:
@@ -469,6 +558,8 @@ class Worker:
             self.restarts += 1
         if self.proc is None:
             self._start()
+        elif not self.ready:  # launched ahead: wait for its start-up to end
+            self._await_ready()
         try:
             self.conn.send(task)
             if not self.conn.poll(limit):
@@ -485,14 +576,31 @@ class Worker:
             self.restarts += 1
         return status, value
 
-    def close(self) -> None:
-        if self.proc is not None and self.proc.is_alive():
+    def close(self, graceful: bool = True) -> None:
+        """End the process: asked to exit and given 5 s for it, or (not graceful) killed at
+        once, which a process holding nothing to save takes in a fraction of the second its
+        interpreter and CUDA context take to shut down."""
+        if graceful and self.proc is not None and self.proc.is_alive():
             try:
                 self.conn.send(None)
                 self.proc.join(5)
             except OSError:
                 pass
         self._stop()
+
+    def kill(self) -> None:
+        """SIGKILL the process and its group now. Safe from another thread than the one using
+        the worker: that one sees the process die and replaces it or closes it, as after a crash."""
+        proc = self.proc
+        if proc is None or proc.pid is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:  # not yet its own group leader, or already gone
+            try:
+                os.kill(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def __enter__(self) -> Worker:
         return self
@@ -540,6 +648,8 @@ class Compiler:
         self.fatal: WorkerStartError | None = None  # a compiling process could not start
         self.cond = threading.Condition()
         self.closed = False
+        self.graceful = True  # how close ends the processes
+        self.workers: list[Worker] = []  # one per thread, once it runs
         self.threads = [
             threading.Thread(target=self._drive, daemon=True) for _ in range(max(1, processes))
         ]
@@ -575,6 +685,8 @@ class Compiler:
 
     def _drive(self) -> None:
         worker = Worker(self.fn, self.limit_s, self.device)
+        with self.cond:
+            self.workers.append(worker)
         try:
             while True:
                 with self.cond:
@@ -594,22 +706,34 @@ class Compiler:
                     return
                 with self.cond:
                     self.busy_s += time.monotonic() - t0
-                    if status != "ok":
+                    if status != "ok" and not self.closed:  # not one killed by close
                         self.errors[config] = f"{status}: {value}"
                     self.state[config] = "done"
                     self.cond.notify_all()
                 if self.on_done is not None:
                     self.on_done(config, status)
         finally:
-            worker.close()
+            worker.close(self.graceful)
+
+    def ready(self, config: KernelConfig) -> bool:
+        """Whether a wait for `config` would return at once (compiled, failed, or no kernel)."""
+        with self.cond:
+            return not config.has_kernel or self.state.get(config) == "done"
 
     def compiled(self) -> int:
         return sum(1 for v in self.state.values() if v == "done")
 
-    def close(self) -> None:
+    def close(self, graceful: bool = True) -> None:
+        """Stop the pool: each process ends after its compile in progress (not graceful: is
+        killed, in progress or not; Triton writes its cache files whole or not at all)."""
         with self.cond:
             self.closed = True
+            self.graceful = graceful
             self.cond.notify_all()
+            workers = list(self.workers)
+        if not graceful:
+            for w in workers:
+                w.kill()
         for t in self.threads:
             t.join(30)
 
@@ -627,17 +751,27 @@ class WorkerMeasure:
     seed: int = 0
     compiler: Compiler | None = None
     fn: object = measure_candidate
+    warm: object = None  # run by the worker as it starts (Worker's `warm`): warm_up
     # time on the QUICK budget (the search's measurements); tune.search turns it off for the
     # re-measurements its decisions rest on
     quick: bool = False
 
     def __post_init__(self) -> None:
-        self.worker = Worker(self.fn, self.limit_s, self.device)
+        self.worker = Worker(self.fn, self.limit_s, self.device, warm=self.warm)
         self.best: dict[int, float] = {}  # bucket -> best score of its quick measurements
+
+    def launch(self) -> None:
+        """Start the measuring process now (Worker.launch): it imports, opens its CUDA context
+        and warms up while the first kernels compile, instead of at the first measurement."""
+        self.worker.launch()
 
     def prefetch(self, configs) -> None:
         if self.compiler is not None:
             self.compiler.prefetch(configs)
+
+    def ready(self, config: KernelConfig) -> bool:
+        """Whether measuring `config` would start at once (its kernel is compiled)."""
+        return self.compiler is None or self.compiler.ready(config)
 
     def __call__(self, bucket: int, config: KernelConfig) -> Measurement:
         if self.compiler is not None:
@@ -652,5 +786,5 @@ class WorkerMeasure:
             self.best[bucket] = m.score
         return m
 
-    def close(self) -> None:
-        self.worker.close()
+    def close(self, graceful: bool = True) -> None:
+        self.worker.close(graceful)

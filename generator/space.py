@@ -5,7 +5,7 @@ before anything is compiled, each with its reason."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mlpgen.layout import MAX_SHARED, MIN_DOT, next_pow2
 from mlpgen.spec import KernelConfig, MLPSpec
@@ -67,9 +67,15 @@ class SearchSpace:
     bucket: int
     candidates: tuple[KernelConfig, ...]
     dropped: tuple[tuple[KernelConfig, str], ...]
+    # the candidates as a set: the search asks "in the space?" many times a step, and a scan
+    # of a few hundred dataclass comparisons each time was a large share of its own CPU time
+    members: frozenset = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "members", frozenset(self.candidates))
 
     def __contains__(self, config: KernelConfig) -> bool:
-        return config in self.candidates
+        return config in self.members
 
     def within(self, configs) -> SearchSpace:
         """The candidates among `configs` (the space as an earlier search recorded it), the

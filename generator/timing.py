@@ -24,6 +24,7 @@ GPU time than the graph replay did, both being bounded by `rep_ms`.
 from __future__ import annotations
 
 import functools
+import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -34,6 +35,13 @@ WARMUP_MS, REP_MS = 10, 40  # GPU time: warm-up and measuring budget, as do_benc
 BURST = 8  # back-to-back calls between the events of one GPU-time sample
 FLUSH_BYTES = 256 << 20  # what triton's do_bench zeroes to flush the L2 (larger than an L2)
 SPIN_US = (20.0, 20000.0)  # the spin before a burst: twice the burst's host time, within these
+# With gpu_samples' long_us (the tuner's quick budget): a call of at least long_us / BURST is
+# timed in bursts of about long_us of calls, sized from one call instead of three full bursts,
+# with a spin of at most LONG_SPIN_US. The spin only has to outlast the launch of a burst's
+# first call (tens of µs; the others launch while the GPU runs the first), but twice a burst's
+# host time, which for such a call is its GPU time, spun up to 20 ms a burst: nine bursts of a
+# 6 ms call took 0.6 s where six samples of one call take 50 ms.
+LONG_SPIN_US = 2000.0
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,20 @@ def spin_cycles_per_us(device_index: int) -> float:
     return 2_000_000 / (start.elapsed_time(end) * 1e3)
 
 
+def long_plan(
+    one_us: float, host_us: float, warmup_ms: float, rep_ms: float, long_us: float
+) -> tuple[int, float, int, int] | None:
+    """For a call of one_us GPU time (one call timed) of at least long_us / BURST: (calls a
+    burst, about long_us of them; the spin before each, µs; warm-up bursts for warmup_ms;
+    bursts timed, as many as fit in rep_ms and at least 5). None for a shorter call."""
+    if one_us * BURST < long_us:
+        return None
+    calls = min(BURST, math.ceil(long_us / one_us))
+    spin_us = min(max(2 * calls * host_us, SPIN_US[0]), LONG_SPIN_US)
+    each_ms = (spin_us + calls * one_us) / 1e3
+    return calls, spin_us, int(warmup_ms / each_ms), max(5, int(rep_ms / each_ms))
+
+
 def gpu_samples(
     call: Callable[[], object],
     host_us: float,
@@ -106,19 +128,21 @@ def gpu_samples(
     rep_ms: float = REP_MS,
     burst: int = BURST,
     give_up_us: float | None = None,
+    long_us: float | None = None,
 ) -> list[float]:
     """Per-call µs of bursts of `burst` back-to-back calls between CUDA events, the L2 flushed
     and the GPU spun for twice the burst's host time before each; as many bursts (at least 5)
     as fit in rep_ms, after warm-up calls for warmup_ms. With give_up_us: first one call alone
     (flushed and spun up the same way); if it takes longer than that, its time is the only
-    sample (a call that slow is timed for about its own length, not some fifty times it)."""
+    sample (a call that slow is timed for about its own length, not some fifty times it). With
+    long_us: that call too, and a call it shows to be long is timed as long_plan says."""
     import torch
 
     flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
-    spin_us = min(max(2 * burst * host_us, SPIN_US[0]), SPIN_US[1])
-    spin = int(spin_cycles_per_us(torch.cuda.current_device()) * spin_us)
+    cycles = spin_cycles_per_us(torch.cuda.current_device())
+    spin = int(cycles * min(max(2 * burst * host_us, SPIN_US[0]), SPIN_US[1]))
 
-    def timed(start=None, end=None, calls=burst):
+    def timed(start=None, end=None, calls=burst, spin=spin):
         flush.zero_()
         torch.cuda._sleep(spin)
         if start is not None:
@@ -129,12 +153,22 @@ def gpu_samples(
             end.record()
 
     events = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
-    if give_up_us is not None:
+    if give_up_us is not None or long_us is not None:
         timed(*events, calls=1)
         events[1].synchronize()
         one = events[0].elapsed_time(events[1]) * 1e3
-        if one > give_up_us:
+        if give_up_us is not None and one > give_up_us:
             return [one]
+        plan = None if long_us is None else long_plan(one, host_us, warmup_ms, rep_ms, long_us)
+        if plan is not None:
+            calls, spin_us, warm, n = plan
+            for _ in range(warm):
+                timed(calls=calls, spin=int(cycles * spin_us))
+            pairs = [[torch.cuda.Event(enable_timing=True) for _ in range(2)] for _ in range(n)]
+            for start, end in pairs:
+                timed(start, end, calls=calls, spin=int(cycles * spin_us))
+            torch.cuda.synchronize()
+            return [s.elapsed_time(e) * 1e3 / calls for s, e in pairs]
     events[0].record()
     for _ in range(3):  # how many bursts fit in rep_ms
         timed()
@@ -162,11 +196,13 @@ def time_call(
     rep_ms: float = REP_MS,
     clock: Callable[[], float] = time.perf_counter,
     give_up_us: float | None = None,
+    long_us: float | None = None,
 ) -> Timing:
     """The host time of `call` and, with `gpu`, its GPU time (see the module's docstring).
     `sync` waits for the device (torch.cuda.synchronize by default when `gpu`). give_up_us:
     a call whose GPU time is over it is timed once (Timing.rough): the tuner's way of not
-    spending seconds on a candidate already known to lose."""
+    spending seconds on a candidate already known to lose. long_us: a long call is timed in
+    shorter bursts sized from one call (long_plan), the tuner's quick budget."""
     if sync is None:
         import torch
 
@@ -175,7 +211,7 @@ def time_call(
     host_us = host * 1e6
     if not gpu:
         return Timing(host_us, host_spread)
-    samples = gpu_samples(call, host_us, warmup_ms, rep_ms, give_up_us=give_up_us)
+    samples = gpu_samples(call, host_us, warmup_ms, rep_ms, give_up_us=give_up_us, long_us=long_us)
     gpu_us, gpu_spread = median_spread(samples)
     rough = give_up_us is not None and len(samples) == 1
     return Timing(host_us, host_spread, gpu_us, gpu_spread, rough)

@@ -34,7 +34,10 @@ kernel or another space are never mixed in.
   again gets its recorded score back (a completed trial), so the sampler learns it again
   rather than marking the incumbent's neighbourhood bad.
 - Buckets are served round-robin, one measurement at a time, so `--timeout` leaves every
-  bucket with its defaults measured rather than some fully searched and others untouched.
+  bucket with its defaults measured rather than some fully searched and others untouched. A
+  bucket whose next kernel is still compiling is passed over, for at most HOLD_S seconds,
+  while others have theirs compiled (Driver.turn): the GPU does not wait for a compile that
+  other measurements can cover.
 - Several workers (one per GPU) are threads of this process, each driving its own measuring
   process on its own GPU; they coordinate through the storage only (Claims), exactly as
   several processes or hosts pointing at one `--storage` do: a config is measured by whoever
@@ -46,7 +49,8 @@ kernel or another space are never mixed in.
   `bucket_timeout` caps a bucket's measuring. The search's measurements time on a quick budget
   (measure.QUICK), and a candidate whose one call is over GIVE_UP times its bucket's best so
   far only for that call (measure.GIVE_UP); what the winners rest on (re-measurement, PDL,
-  kernel sharing) in full. Every bucket's PDL variants are compiled together, ahead of PDL.
+  kernel sharing) in full. A bucket's PDL variants compile once its search is done, while the
+  other buckets are searched.
 
 The search takes `measure(bucket, config) -> Measurement` as an argument: tests drive it with a
 synthetic landscape, `tune_module` with worker processes on the GPUs.
@@ -131,6 +135,10 @@ def polish_steps(target: int) -> int:
 
 
 LOOKAHEAD_TRIALS = 12
+# A bucket whose next kernel is still compiling is passed over (Driver.turn) for at most this
+# long while other buckets have theirs compiled: on a cold cache the large buckets' first
+# kernels compile for seconds after the small buckets' are ready.
+HOLD_S = 30.0
 MAX_SKIPS = 20  # trials in a row that measure nothing before a random candidate is enqueued
 
 
@@ -640,8 +648,16 @@ class Shared:
 class Driver:
     """One worker: serves every bucket round-robin, one trial at a time, with one measure."""
 
-    def __init__(self, index: int, buckets: list[Bucket], measure: Measure, shared: Shared):
+    def __init__(
+        self,
+        index: int,
+        buckets: list[Bucket],
+        measure: Measure,
+        shared: Shared,
+        on_done: Callable[[Bucket, optuna.Study], None] | None = None,
+    ):
         self.index, self.buckets, self.measure, self.shared = index, buckets, measure, shared
+        self.on_done = on_done  # called with a bucket (and its study) whose search is done
         self.studies = {
             b.name: open_study(shared.storage, b, shared.seed * 1009 + i * 31 + index)
             for i, b in enumerate(buckets)
@@ -846,7 +862,7 @@ class Driver:
         def decided(config: KernelConfig) -> Known | None:
             return snapshot(study, bucket.encoding)[0].get(config)
 
-        objective = Objective(bucket.space, self.measure, known, claim, decided)
+        objective = Objective(bucket.space, self.measure, known, claim, decided, bucket.encoding)
         if trial is None:
             with self.shared.lock:  # one ask at a time in this process (SQLite locks coarsely)
                 trial = study.ask()
@@ -870,11 +886,47 @@ class Driver:
             self.shared.progress.update(bucket.space.bucket, True, m.score, bucket.target)
         return m
 
+    def next_config(self, bucket: Bucket) -> KernelConfig | None:
+        """The config the bucket's next step measures, where it is known: its oldest trial
+        asked ahead, else the first trial waiting in its queue (its firsts, a guess)."""
+        queue = self.pending.get(bucket.name)
+        if queue:
+            return self.proposed[queue[0]]
+        study = self.studies[bucket.name]
+        waiting = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))
+        if not waiting:
+            return None
+        t = min(waiting, key=lambda t: t.number)
+        try:
+            return bucket.encoding.config(t.system_attrs.get("fixed_params", t.params))
+        except (KeyError, ValueError, IndexError, TypeError):
+            return None
+
+    def turn(self, active: list[Bucket], held: dict[str, float]) -> list[Bucket]:
+        """The buckets to step this round, in order: those whose next kernel is compiled
+        (`measure.ready`), or where none is, the first one (its step waits for the compile).
+        A bucket is passed over for at most HOLD_S seconds (`held`: since when), so the large
+        buckets' first kernels, slow to compile, do not hold up the others' measurements."""
+        ready = getattr(self.measure, "ready", None)
+        if ready is None:
+            return list(active)
+        now = time.monotonic()
+        out = []
+        for b in active:
+            config = self.next_config(b)
+            if config is None or ready(config) or now - held.setdefault(b.name, now) >= HOLD_S:
+                held.pop(b.name, None)
+                out.append(b)
+            else:  # queued for compiling if it is not yet (a trial left waiting by another run)
+                self.prefetch([config])
+        return out or active[:1]
+
     def run(self, deadline: float | None) -> None:
         active = list(self.buckets)
+        held: dict[str, float] = {}
         try:
             while active:
-                for bucket in list(active):
+                for bucket in self.turn(active, held):
                     if deadline is not None and time.monotonic() >= deadline:
                         return
                     if not self.step(bucket):
@@ -882,6 +934,8 @@ class Driver:
                         best = self.best.get(bucket.name)
                         text = best and config_text(entry(best[1]))
                         self.shared.progress.finished(bucket.space.bucket, bucket.target, text)
+                        if self.on_done is not None:
+                            self.on_done(bucket, self.studies[bucket.name])
         finally:
             self.drop_pending()
 
@@ -1275,9 +1329,12 @@ def fingerprint(studies) -> list[int]:
 
 class Results(dict):
     """{bucket: BucketResult}; `final`: this process decided the winners (and, through
-    search's on_final, wrote them); False where another process does or did."""
+    search's on_final, wrote them); False where another process does or did. `seconds`: the
+    search's phases, wall time: "search" (the drivers), "decide" (PDL, re-measurement,
+    consolidation and on_final's writing)."""
 
     final: bool = True
+    seconds: dict | None = None
 
 
 def search(
@@ -1296,6 +1353,7 @@ def search(
     trials decided since it started, only reads the results."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     started = time.time()
+    t0 = time.perf_counter()
     storage = make_storage(storage)
     buckets = plan(job)
     opts = job.options
@@ -1306,7 +1364,16 @@ def search(
     for i, b in enumerate(buckets):  # single-threaded: create the studies, enqueue the firsts
         enqueue(open_study(storage, b, opts.seed + i), b.encoding, b.order())
     shared = Shared(storage, opts.seed, progress, claims, opts.bucket_timeout, opts.lookahead)
-    drivers = [Driver(i, buckets, m, shared) for i, m in enumerate(measures)]
+    pdl = job.pdl and job.recorded is None  # a replayed log has no PDL times
+    prefetch = getattr(measures[0], "prefetch", None)
+
+    def compile_pdl(bucket: Bucket, study: optuna.Study) -> None:
+        """A bucket whose search is done: the PDL variants pdl_pass will measure there compile
+        while the other buckets are searched (the decision prefetches them all again)."""
+        prefetch([replace(c, pdl=True) for c, _ in pdl_picks(collect(study, bucket))])
+
+    early = compile_pdl if pdl and prefetch is not None else None
+    drivers = [Driver(i, buckets, m, shared, early) for i, m in enumerate(measures)]
     for d in drivers[:1]:  # the firsts of every bucket (all of a brute-force one) compile first
         d.prefetch([c for b in buckets for c in b.order()])
     errors: list[BaseException] = []
@@ -1332,6 +1399,8 @@ def search(
         progress.close()
     studies = [drivers[0].studies[b.name] for b in buckets]
     results = Results()
+    searched = time.perf_counter()
+    results.seconds = {"search": round(searched - t0, 1), "decide": 0.0}
     # one decision per set of studies: runs over other buckets decide (and write) their own
     decision = "decide " + ",".join(b.name for b in buckets)
     token = claims.take(decision)
@@ -1351,8 +1420,6 @@ def search(
         for m in measures:  # what is decided on is timed on the full budget (measure.QUICK)
             if getattr(m, "quick", False):
                 m.quick = False
-        pdl = job.pdl and job.recorded is None  # a replayed log has no PDL times
-        prefetch = getattr(measures[0], "prefetch", None)
         if pdl and prefetch is not None:  # every bucket's PDL variants compile at once
             prefetch([replace(c, pdl=True) for r in results.values() for c, _ in pdl_picks(r)])
         for b, study in zip(buckets, studies):
@@ -1371,6 +1438,7 @@ def search(
     finally:
         if token is not None:
             claims.release(token)
+        results.seconds["decide"] = round(time.perf_counter() - searched, 1)
     return results
 
 
@@ -1463,6 +1531,7 @@ def tune(
         "trial_log": str(log_path),
         "written": results.final,  # False: another process sharing the storage wrote it
         "seconds": round(seconds, 1),
+        "phase_seconds": dict(results.seconds or {}),
         "measured": sum(r.measured for r in results.values()),
         "buckets": {
             str(b): {
@@ -1515,7 +1584,7 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
     line is printed either way."""
     import torch
 
-    from mlpgen.measure import Compiler, WorkerMeasure
+    from mlpgen.measure import Compiler, WorkerMeasure, warm_up
 
     t0 = time.perf_counter()
     path = Path(path)
@@ -1565,10 +1634,22 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
                 seed=opts.seed,
                 compiler=compiler,
                 quick=True,
+                warm=warm_up,
             )
             for d in same
         ]
+        # the measuring processes start beside the native lane's build and the first compiles;
+        # where the build fails they are started again, to inherit MLPGEN_NATIVE=0 (a worker
+        # must not try the build inside a candidate's time limit)
+        launched_with = os.environ.get("MLPGEN_NATIVE")
+        for m in measures:
+            m.launch()
         native.join()
+        if os.environ.get("MLPGEN_NATIVE") != launched_with:
+            for m in measures:
+                m.close()
+                m.launch()
+        setup = time.perf_counter() - t0
         try:
             summary = tune(
                 path,
@@ -1578,10 +1659,20 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
                 extra={"gpu": torch.cuda.get_device_name(devices[0]), "timeout": opts.timeout},
                 progress=progress,
             )
+            closing = time.perf_counter()
         finally:
+            # the winners are written (or the run failed): the processes hold nothing to save,
+            # and are killed rather than shut down one interpreter and CUDA context at a time
             for m in measures:
-                m.close()
-            compiler.close()
+                m.close(graceful=False)
+            compiler.close(graceful=False)
+        # where the wall time went: before the search (the native lane's build, starting the
+        # processes), the search and the decision (tune's), ending the processes
+        summary["phase_seconds"] = {
+            "setup": round(setup, 1),
+            **summary["phase_seconds"],
+            "close": round(time.perf_counter() - closing, 1),
+        }
         if opts.train and summary["written"]:
             summary["train"] = tune_trains(path, spec, key, devices[0], opts, quiet)
     # wall time from the start: the native lane's build, then compiling (overlapped with

@@ -75,6 +75,31 @@ def poisoned_then_answer(x):
     return answer(x)
 
 
+def slow_exit(x):
+    atexit.register(time.sleep, 3)  # like an interpreter and a CUDA context shutting down
+    return answer(x)
+
+
+def endless_compile(spec, config, workdir):
+    time.sleep(60)
+
+
+WARMED_IN = None  # the process whose warm-up ran (set in the worker by `warmed`)
+
+
+def warmed():
+    global WARMED_IN
+    WARMED_IN = os.getpid()
+
+
+def warmed_answer(x):
+    return (WARMED_IN, os.getpid(), x)
+
+
+def warm_fails():
+    raise RuntimeError("no GPU here")
+
+
 def fake_measure(spec, bucket, config, workdir, seed, quick=False, give_up_us=None):
     if config.block_m == 32:
         os._exit(1)  # like an illegal memory access taking the process down
@@ -92,6 +117,45 @@ def test_worker_survives_an_exception():
         pid = w.proc.pid
         assert w.run(8)[0] == "error" and w.proc.pid == pid and w.restarts == 0
     assert w.proc is None
+
+
+def test_a_launched_worker_starts_and_warms_up_before_its_first_task():
+    """launch starts the process without waiting for it; its warm-up runs in it before the
+    first task, which waits for the start-up and is served by that same process."""
+    with Worker(warmed_answer, limit_s=20, warm=warmed) as w:
+        w.launch()
+        assert w.proc is not None and not w.ready
+        pid = w.proc.pid
+        w.launch()  # already running: no second process
+        assert w.proc.pid == pid
+        assert w.run(7) == ("ok", (pid, pid, 7)) and w.ready and w.restarts == 0
+    with Worker(answer, limit_s=20, warm=warm_fails) as w:  # a failed warm-up is no failure
+        w.launch()
+        assert w.run(3) == ("ok", ("pid", w.proc.pid, 6))
+
+
+def test_a_worker_closed_without_grace_is_killed_at_once():
+    w = Worker(slow_exit, limit_s=20)
+    assert w.run(2)[0] == "ok"
+    proc = w.proc
+    t0 = time.monotonic()
+    w.close(graceful=False)
+    assert time.monotonic() - t0 < 2.5 and not proc.is_alive() and w.proc is None
+
+
+def test_a_compile_pool_closed_without_grace_kills_a_compile_in_progress():
+    """Killed by close, a compile in progress is no compile error of the run."""
+    compiler = Compiler(SPEC, "unused", processes=1, fn=endless_compile)
+    compiler.prefetch([CFG])
+    deadline = time.monotonic() + 60
+    while compiler.state[CFG] != "busy" or not compiler.workers[0].ready:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(0.5)  # the task sent
+    t0 = time.monotonic()
+    compiler.close(graceful=False)
+    assert time.monotonic() - t0 < 10 and not compiler.errors
+    assert not any(t.is_alive() for t in compiler.threads)
 
 
 def test_worker_is_replaced_after_a_hang_and_after_a_crash():
@@ -214,6 +278,39 @@ def test_measure_candidate_verifies_and_times_the_shipped_kernel(tmp_path):
     big = measure_candidate(SPEC, HOST_BUCKET_MAX + 1, KernelConfig("torch"), str(tmp_path))
     assert big.host_us is None  # per-call host time only up to HOST_BUCKET_MAX
     assert len(list(tmp_path.glob("cand_*.py"))) == 2  # one module per kernel source
+
+
+@pytest.mark.interpret
+def test_a_buckets_references_are_computed_once_and_a_spoiled_one_again(tmp_path, monkeypatch):
+    """Every candidate of a bucket is checked on the same problems: their fp32 references are
+    kept between candidates, one spoiled since (a wild write) is computed again, and nothing
+    is kept where the budget has no room; a wrong candidate is caught on kept references."""
+    import collections
+
+    from mlpgen import measure
+
+    computed = []
+    real = measure.reference
+    monkeypatch.setattr(measure, "reference", lambda *a: computed.append(1) or real(*a))
+    monkeypatch.setattr(measure, "_REFERENCES", collections.OrderedDict())
+    assert measure_candidate(SPEC, 20, CFG, str(tmp_path)).ok
+    first = len(computed)
+    assert first >= 5  # two checked runs, the calls back to back
+    other = KernelConfig(block_m=32, chunk=32)
+    assert measure_candidate(SPEC, 20, other, str(tmp_path)).ok and len(computed) == first
+    next(iter(measure._REFERENCES.values()))[0].add_(1.0)
+    assert measure_candidate(SPEC, 20, CFG, str(tmp_path)).ok and len(computed) == first + 1
+    mod = candidate_module(SPEC, CFG, tmp_path)
+    monkeypatch.setattr(mod, "_launch", lambda *a, **k: real(SPEC, a[0], a[1], a[2]) * 1.1)
+    wrong = measure_candidate(SPEC, 20, CFG, str(tmp_path))
+    assert wrong.verdict == "wrong" and len(computed) == first + 1
+    monkeypatch.undo()
+    monkeypatch.setattr(measure, "reference", lambda *a: computed.append(1) or real(*a))
+    monkeypatch.setattr(measure, "_REFERENCES", collections.OrderedDict())
+    monkeypatch.setattr(measure, "reference_budget", lambda device: 0)
+    for _ in range(2):
+        measure_candidate(SPEC, 64, CFG, str(tmp_path))
+    assert len(computed) == 3 * first + 1 and not measure._REFERENCES
 
 
 @pytest.mark.interpret
@@ -431,7 +528,9 @@ def test_the_compile_pool_compiles_what_is_asked_for_first_and_nothing_else(tmp_
     compiler = Compiler(SPEC, str(tmp_path), processes=1, fn=fake_compile)
     try:
         compiler.prefetch(configs[:1] + [KernelConfig(strategy="torch")])
+        assert compiler.ready(KernelConfig(strategy="torch")) and not compiler.ready(configs[1])
         assert compiler.wait(configs[1]) is None  # not prefetched: compiled on demand
+        assert compiler.ready(configs[1])
         assert compiler.wait(configs[2]).startswith("error: RuntimeError: out of resource")
         assert compiler.wait(configs[0]) is None
         assert compiler.wait(KernelConfig(strategy="torch")) is None  # no kernel: nothing

@@ -66,6 +66,12 @@ def test_every_table_config_is_a_candidate_or_dropped_with_a_reason(widths, buck
     assert heuristic_config(spec, bucket) in s
     for c in s.candidates:
         assert infeasible_reason(spec, c) is None
+    # membership (a set, asked many times a search step) is exactly the candidate list, also
+    # for an equal config built anew and for a space narrowed to a recorded one
+    assert all(replace(c) in s for c in s.candidates)
+    assert not any(c in s for c, _ in s.dropped)
+    few = s.within(s.candidates[::2])
+    assert [c for c in s.candidates if c in few] == list(s.candidates[::2])
 
 
 def test_headline_space_sizes():

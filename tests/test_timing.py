@@ -95,3 +95,42 @@ def test_a_call_slower_than_give_up_is_timed_once():
     full = timing.time_call(call, gpu=True, give_up_us=50_000.0)
     assert not full.rough and full.gpu_us == pytest.approx(rough.gpu_us, rel=0.2)
     assert len(calls) > once + 30  # warm-up, sizing and at least five bursts of BURST calls
+
+
+def test_a_long_call_is_timed_in_short_bursts_sized_from_one_call():
+    """long_plan (the tuner's quick budget, measure.QUICK): a call of over long_us / BURST is
+    timed in bursts of about long_us of calls after the one call that sized them, with a short
+    spin; at least five samples. A shorter call keeps the bursts of BURST calls."""
+    from mlpgen.measure import QUICK
+
+    budget = (QUICK["warmup_ms"], QUICK["rep_ms"], QUICK["long_us"])
+    # a 6.3 ms call (262144 rows of 1024,4096,1024): five calls alone, no warm-up burst; the
+    # burst plan took 3 sizing bursts, one warm-up and five timed bursts of 8 calls: 72
+    calls, spin_us, warm, n = timing.long_plan(6300.0, 6300.0, *budget)
+    assert (calls, warm, n) == (1, 0, 5) and spin_us == timing.LONG_SPIN_US
+    # 320 us (262144 rows of 256,512,256): bursts of 4 calls, one of them warm-up
+    calls, spin_us, warm, n = timing.long_plan(320.0, 320.0, *budget)
+    assert (calls, warm, n) == (4, 1, 5) and spin_us == timing.LONG_SPIN_US
+    # a spin twice a burst's host time where that is shorter
+    assert timing.long_plan(200.0, 30.0, *budget)[:2] == (5, 300.0)
+    assert timing.long_plan(124.0, 124.0, *budget) is None
+    assert timing.long_plan(125.0, 125.0, *budget)[0] == timing.BURST
+
+
+@pytest.mark.gpu
+def test_a_long_call_timed_on_the_quick_budget_takes_few_calls_and_the_same_time():
+    cycles = int(timing.spin_cycles_per_us(torch.cuda.current_device()) * 4000)
+    calls = []
+
+    def call():
+        calls.append(1)
+        torch.cuda._sleep(cycles)
+
+    full = timing.time_call(call, gpu=True, loops=3, loop_s=0.002, warmup_ms=5, rep_ms=10)
+    n_full = len(calls)
+    calls.clear()
+    quick = timing.time_call(
+        call, gpu=True, loops=3, loop_s=0.002, warmup_ms=5, rep_ms=10, long_us=1000.0
+    )
+    assert quick.gpu_us == pytest.approx(full.gpu_us, rel=0.05), (quick, full)
+    assert len(calls) <= 15 < n_full, (len(calls), n_full)

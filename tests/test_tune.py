@@ -684,6 +684,9 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
     assert train["measured"] == 6
     assert all(tuned[key][b]["train"] == train["buckets"][str(b)]["train"] for b in (1, 64))
     assert " --train" in prov[key]["command"]
+    phases = summary["phase_seconds"]
+    assert list(phases) == ["setup", "search", "decide", "close"]
+    assert sum(phases.values()) <= summary["total_seconds"] + 0.5
 
 
 def test_an_unbuildable_native_lane_is_not_tried_by_the_workers(tmp_path, monkeypatch):
@@ -823,6 +826,23 @@ def test_every_buckets_pdl_variants_compile_before_the_first_is_measured():
         if t["state"] == "pdl"
     }
     assert len(tried) >= 2 and tried <= ahead
+
+
+def test_a_buckets_pdl_variants_compile_while_other_buckets_are_searched():
+    """A bucket done searching hands its PDL variants to the compiler at once: the small
+    bucket's budget ends first, and its variants are handed over while the larger bucket
+    still has measurements of its search to make."""
+    rec = Recorder(linked(0.8))
+    handed = []
+    rec.prefetch = lambda configs: handed.append((len(rec.calls), list(configs)))
+    jobs = dataclasses.replace(job((1, 4096), trials=None), pdl=True)
+    results = search(jobs, [rec], memory(), quiet())
+    searched = sum(r.measured for r in results.values())
+    early = {c for n, configs in handed if n < searched for c in configs if c.pdl}
+    tried_at_1 = {
+        KernelConfig.from_dict(t["config"]) for t in results[1].trials if t["state"] == "pdl"
+    }
+    assert tried_at_1 and tried_at_1 <= early
 
 
 def test_pdl_is_not_tried_without_it():
@@ -1099,6 +1119,34 @@ def test_kernels_are_handed_to_the_compiler_ahead_of_their_measurement():
         ahead += between
         on_demand += not between
     assert ahead >= 0.9 * (ahead + on_demand), (ahead, on_demand)
+
+
+def test_the_search_and_the_decision_report_their_seconds():
+    """Results.seconds splits the wall time: the drivers' search, then the decision (PDL,
+    re-measurement, consolidation, writing) with its own measurements."""
+    from mlpgen.tune import RECHECK_ROUNDS, RECHECK_TOP
+
+    rec = Recorder(delay=0.05)
+    results = search(job((4096,), trials=6, recheck=RECHECK_ROUNDS), [rec], memory(), quiet())
+    seconds = results.seconds  # rounded to 0.1 s
+    rechecks = len(rec.calls) - results[4096].measured
+    assert rechecks >= RECHECK_ROUNDS * RECHECK_TOP
+    assert seconds["search"] >= 6 * 0.05 - 0.05 and seconds["decide"] >= rechecks * 0.05 - 0.05
+
+
+@pytest.mark.parametrize("hold_s", [30.0, 0.0])
+def test_a_bucket_whose_kernel_is_compiling_is_passed_over_for_a_while(monkeypatch, hold_s):
+    """With a measure that says which kernels are compiled (`ready`), the buckets whose next
+    kernel is ready are measured first; one still compiling waits at most HOLD_S seconds (at
+    0 the round-robin order is kept), and every bucket still gets its budget measured."""
+    monkeypatch.setattr("mlpgen.tune.HOLD_S", hold_s)
+    rec = Recorder()
+    # the default's kernel compiles until the third measurement (the torch path has none)
+    rec.ready = lambda c: c != DEFAULT or len(rec.calls) >= 3
+    results = search(job((64, 4096), trials=6), [rec], memory(), quiet())
+    assert all(r.measured == 6 for r in results.values())
+    order = [b for b, _ in rec.calls[:3]]
+    assert order == ([64, 64, 64] if hold_s else [64, 4096, 64]), rec.calls[:3]
 
 
 def test_a_bucket_time_cap_stops_its_search():
