@@ -102,6 +102,7 @@ Measure = Callable[[int, KernelConfig], Measurement]
 # decides nothing.
 RECHECK_TOP = 3
 RECHECK_ROUNDS = 2
+RECHECK_KINDS = 3  # other strategies re-measured at a host-bound bucket (recheck)
 # The least margin a kernel must beat the torch path by (the samples' spread counts where it is
 # larger): a kernel within the noise of the torch path is no gain, and the torch path is safer.
 NOISE = 0.02
@@ -1042,11 +1043,12 @@ def recheck(result: BucketResult, measure: Measure, rounds: int, study=None) -> 
     if top and host_bound(top[0][1]):
         # a call of a few µs: re-measuring is cheap, and the host's speed drifts over a run by
         # more than the gaps between strategies, so scores taken minutes apart do not rank
-        # them. The best of each strategy, linked (PDL) or not, is re-measured with the rest.
+        # them. The best of each other strategy, linked (PDL) or not, is re-measured with the
+        # rest, RECHECK_KINDS at most.
         kinds = {(c.strategy, getattr(c, "pdl", False)) for c, _ in top}  # train configs: no PDL
         for c, m in ok:
             kind = (c.strategy, getattr(c, "pdl", False))
-            if kind not in kinds:
+            if kind not in kinds and len(top) < RECHECK_TOP + RECHECK_KINDS:
                 kinds.add(kind)
                 top.append((c, m))
     top += [cm for cm in ok if cm[0].strategy == "torch" and cm not in top][:1]
