@@ -248,28 +248,33 @@ def method(gpus: list[Gpu]) -> list[str]:
 def tune_table(runs: list[dict]) -> list[str]:
     """Tune times from `mlpgen ... --json` summaries: a retune's, or a generating run's (its
     tune under "tuned"), such as benchmarks/record_search.sh's cold tunes (their wall time
-    from an empty triton cache)."""
-    header = ["module", "buckets", "measured", "compiled", "compile s", "compile wait s"]
-    header += ["search s", "total s", "wall s"]
-    rows, commands = [], []
+    from an empty triton cache); the search's and the decision's shares of the tuner's time
+    (phase_seconds) where the summary has them."""
+    header = ["module", "buckets", "measured", "compiled", "compile wait s", "search s"]
+    header += ["decide s", "total s", "wall s"]
+    rows, commands, notes = [], [], set()
     for d in runs:
         t = d.get("tuned", d)
+        phases = t.get("phase_seconds") or {}
         rows.append(
             [
                 f"`{Path(d['module']).stem}`" + (" (cold)" if d.get("cold") else ""),
                 str(len(t.get("buckets", {}))),
                 str(t.get("measured", "-")),
                 str(t.get("compiled", "-")),
-                fmt_us(t.get("compile_seconds")),
                 fmt_us(t.get("compile_wait_seconds")),
-                fmt_us(t.get("seconds")),
+                fmt_us(phases.get("search", t.get("seconds"))),
+                fmt_us(phases.get("decide")),
                 fmt_us(t.get("total_seconds")),
                 fmt_us(d.get("wall_seconds")),
             ]
         )
         command = d.get("command") or f"mlpgen retune {d['module']} --json"
         commands.append(f"- `{command} > {d['_file']}`")
-    return [grid(header, rows, markdown=True), "", *commands]
+        if d.get("native_lane"):
+            notes.add(f"mlpgen.runtime's native lane: {d['native_lane']}.")
+    out = [grid(header, rows, markdown=True), "", *commands]
+    return out + (["", *sorted(notes)] if notes else [])
 
 
 def shared_table(runs: list[dict]) -> list[str]:

@@ -341,18 +341,20 @@ def measure_candidate(
     seed: int = 0,
     quick=False,
     give_up_us: float | None = None,
+    verified: bool = False,
 ) -> Measurement:
     """Verify `config` at `bucket` and, if right, time it (`quick`: on the QUICK budget, the
-    search's; give_up_us: see GIVE_UP). Runs in a worker; on a CPU (tests, the Triton
-    interpreter) the GPU time is replaced by the host time."""
+    search's; give_up_us: see GIVE_UP; `verified`: a re-measurement of a config this bucket
+    has verified, timed without checking it again). Runs in a worker; on a CPU (tests, the
+    Triton interpreter) the GPU time is replaced by the host time."""
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     try:
         mod = candidate_module(spec, config, Path(workdir))
         run = launcher(mod, config)
         worst = 0.0
-        for i, m in enumerate(verify_sizes(bucket, config)):  # two inputs, fresh buffers
-            fresh_workspaces(mod)
+        for i, m in enumerate(() if verified else verify_sizes(bucket, config)):
+            fresh_workspaces(mod)  # two inputs, fresh buffers
             s = seed * 7919 + bucket * 31 + i
             kept = functools.partial(kept_reference, spec, (m, device, s, s))
             result = check_run(run, spec, m, device, seed=s, reference_of=kept)
@@ -361,12 +363,17 @@ def measure_candidate(
             worst = max(worst, result.err)
         m = max(bucket, 1)
         with torch.no_grad():
-            result, call, (x, weights, biases) = check_calls(
-                mod, config, spec, m, device, seed=seed * 7919 + bucket * 31 + 2
-            )
-            if not result.ok:
-                return Measurement("wrong", result.reason, err=result.err)
-            worst = max(worst, result.err)
+            if verified:
+                x, weights, biases = random_problem(spec, m, device, seed * 7919 + bucket * 31 + 2)
+                call = hot_path(mod, config, x, weights, biases)
+                worst = None
+            else:
+                result, call, (x, weights, biases) = check_calls(
+                    mod, config, spec, m, device, seed=seed * 7919 + bucket * 31 + 2
+                )
+                if not result.ok:
+                    return Measurement("wrong", result.reason, err=result.err)
+                worst = max(worst, result.err)
             host = bucket <= HOST_BUCKET_MAX
             us, host_us, spread, rough = timed(call, cuda, host, quick, give_up_us)
             seq = {}
@@ -756,9 +763,16 @@ class WorkerMeasure:
     # re-measurements its decisions rest on
     quick: bool = False
 
+    # The search drives this measure from `drivers` threads (tune.search), which take turns
+    # on the worker: a measurement is mostly a wait on another process, and one driver's
+    # sampler and storage work between two measurements (about as long as a quick
+    # measurement) runs while the other driver's candidate is measured.
+    drivers = 2
+
     def __post_init__(self) -> None:
         self.worker = Worker(self.fn, self.limit_s, self.device, warm=self.warm)
         self.best: dict[int, float] = {}  # bucket -> best score of its quick measurements
+        self.turn = threading.Lock()  # one candidate on the GPU at a time
 
     def launch(self) -> None:
         """Start the measuring process now (Worker.launch): it imports, opens its CUDA context
@@ -773,7 +787,7 @@ class WorkerMeasure:
         """Whether measuring `config` would start at once (its kernel is compiled)."""
         return self.compiler is None or self.compiler.ready(config)
 
-    def __call__(self, bucket: int, config: KernelConfig) -> Measurement:
+    def __call__(self, bucket: int, config: KernelConfig, verified: bool = False) -> Measurement:
         if self.compiler is not None:
             error = self.compiler.wait(config)
             if error is not None:
@@ -781,10 +795,17 @@ class WorkerMeasure:
         best = self.best.get(bucket) if self.quick else None
         give_up = None if best is None else GIVE_UP * best
         task = (self.spec, bucket, config, self.workdir, self.seed, self.quick, give_up)
-        m = as_measurement(*self.worker.run(*task))
+        task += (True,) if verified else ()
+        with self.turn:
+            m = as_measurement(*self.worker.run(*task))
         if self.quick and m.ok and m.score < self.best.get(bucket, math.inf):
             self.best[bucket] = m.score
         return m
+
+    def again(self, bucket: int, config: KernelConfig) -> Measurement:
+        """Time `config` at `bucket` again, where it was verified already (measure_candidate's
+        `verified`): the re-measurements that decisions rest on (tune.recheck)."""
+        return self(bucket, config, verified=True)
 
     def close(self, graceful: bool = True) -> None:
         self.worker.close(graceful)

@@ -1053,11 +1053,12 @@ def recheck(result: BucketResult, measure: Measure, rounds: int, study=None) -> 
                 top.append((c, m))
     top += [cm for cm in ok if cm[0].strategy == "torch" and cm not in top][:1]
     samples = {c: [m] for c, m in top}
+    again = getattr(measure, "again", measure)  # each was verified at this bucket: time it
     for r in range(rounds):
         for c in samples:
             name = f"recheck {r} " + json.dumps(c.to_dict(), sort_keys=True)
             stored = study.user_attrs.get(name) if study is not None else None
-            m = Measurement.from_dict(stored) if stored else measure(result.bucket, c)
+            m = Measurement.from_dict(stored) if stored else again(result.bucket, c)
             if study is not None and not stored:
                 study.set_user_attr(name, m.to_dict())
             samples[c].append(m)
@@ -1204,23 +1205,28 @@ def carried(results: dict[int, BucketResult], fixed, run=(), config=None) -> lis
 
 
 def compare(r: BucketResult, own: KernelConfig, other: KernelConfig, measure, rounds, study):
-    """Measure `other` at r's bucket beside its decided winner `own` and the torch path,
-    rounds + 1 times interleaved: (own's median, other's median) where other's is within the
-    noise of own's (NOISE, or the larger spread) and beats the torch path (never_slower), else
-    None. The medians go into r.consolidate (the trial log), the samples into the study's user
+    """Measure `other` at r's bucket beside its decided winner `own`, rounds + 1 times
+    interleaved: (own's median, other's median) where other's is within the noise of own's
+    (NOISE, or the larger spread) and beats the torch path (never_slower, on the torch path's
+    median that recheck took: the margins between a kernel and the torch path are wide where
+    a neighbour's winner is worth offering, so they are not measured again), else None. The
+    medians go into r.consolidate (the trial log), the samples into the study's user
     attributes: a resumed run replays them."""
-    samples = {c: [] for c in (own, other, TORCH)}
+    samples = {c: [] for c in (own, other)}
+    again = getattr(measure, "again", measure)  # time what this bucket verified
     for i in range(rounds + 1):
         for c in samples:
             name = f"consolidate {i} {json.dumps(other.to_dict(), sort_keys=True)} "
             name += json.dumps(c.to_dict(), sort_keys=True)
             stored = study.user_attrs.get(name) if study is not None else None
-            m = Measurement.from_dict(stored) if stored else measure(r.bucket, c)
+            fresh = c == other and i == 0  # `other` is verified here by its first measurement
+            timing = measure if fresh else again
+            m = Measurement.from_dict(stored) if stored else timing(r.bucket, c)
             if study is not None and not stored:
                 study.set_user_attr(name, m.to_dict())
             samples[c].append(m)
     med = {c: median_measurement(ms) for c, ms in samples.items() if all(m.ok for m in ms)}
-    o, m, t = med.get(own), med.get(other), med.get(TORCH)
+    o, m, t = med.get(own), med.get(other), r.eager
     ok = o is not None and m is not None
     if ok:
         margin = max(NOISE, o.spread or 0.0, m.spread or 0.0)
@@ -1375,7 +1381,9 @@ def search(
         prefetch([replace(c, pdl=True) for c, _ in pdl_picks(collect(study, bucket))])
 
     early = compile_pdl if pdl and prefetch is not None else None
-    drivers = [Driver(i, buckets, m, shared, early) for i, m in enumerate(measures)]
+    # a measure may take several drivers (measure.WorkerMeasure.drivers), which take turns on it
+    per = [m for m in measures for _ in range(getattr(m, "drivers", 1))]
+    drivers = [Driver(i, buckets, m, shared, early) for i, m in enumerate(per)]
     for d in drivers[:1]:  # the firsts of every bucket (all of a brute-force one) compile first
         d.prefetch([c for b in buckets for c in b.order()])
     errors: list[BaseException] = []

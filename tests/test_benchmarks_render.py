@@ -115,13 +115,14 @@ def test_sections_without_results_are_left_out(results):
 def test_sections_with_results_are_rendered(results):
     h200 = results / "h200"
     write(h200 / "train", train_run())
-    tuned = {"seconds": 40.0, "measured": 300, "compile_seconds": 20.5, "total_seconds": 61.0}
+    tuned = {"seconds": 40.0, "measured": 300, "total_seconds": 61.0}
     tuned |= {"module": f"tuned/{NAME}.py", "buckets": {"1": {}, "64": {}}}
     write(h200 / "tune", {"name": NAME, **tuned})
     # a cold generating run (benchmarks/record_search.sh cold): its tune nested, its wall time
     cold = {"module": f"<out>/{NAME}.py", "cold": True, "wall_seconds": 70.2}
-    cold |= {"command": "mlpgen --widths 16,32,8 --json"}
-    cold["tuned"] = dict(tuned, compiled=150, compile_wait_seconds=13.5)
+    cold |= {"command": "mlpgen --widths 16,32,8 --json", "native_lane": "built before"}
+    phases = {"search": 31.5, "decide": 8.5}
+    cold["tuned"] = dict(tuned, compiled=150, compile_wait_seconds=13.5, phase_seconds=phases)
     write(h200 / "tune", dict(cold, name="cold_" + NAME))
     table = {
         "name": "replay",
@@ -133,8 +134,9 @@ def test_sections_with_results_are_rendered(results):
     write(h200 / "search", table)
     text = render.benchmarks_md(render.load(results))
     assert "## Training step: NVIDIA H200" in text
-    assert f"| `{NAME}` | 2 | 300 | - | 20.5 | - | 40.0 | 61.0 | - |" in text
-    assert f"| `{NAME}` (cold) | 2 | 300 | 150 | 20.5 | 13.5 | 40.0 | 61.0 | 70.2 |" in text
+    assert f"| `{NAME}` | 2 | 300 | - | - | 40.0 | - | 61.0 | - |" in text
+    assert f"| `{NAME}` (cold) | 2 | 300 | 150 | 13.5 | 31.5 | 8.50 | 61.0 | 70.2 |" in text
+    assert "mlpgen.runtime's native lane: built before." in text
     tune_cmd = f"mlpgen retune tuned/{NAME}.py --json > "
     assert f"- `{tune_cmd}benchmarks/results/h200/tune/{NAME}.json`" in text
     assert "#### Held-out replay" in text and "| 256,512,256 | 19/20 |" in text

@@ -6,6 +6,7 @@ import atexit
 import math
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -105,6 +106,11 @@ def fake_measure(spec, bucket, config, workdir, seed, quick=False, give_up_us=No
         os._exit(1)  # like an illegal memory access taking the process down
     if quick:  # a time per config, and the give-up time it was handed as its reason
         return Measurement("ok", str(give_up_us), us=float(config.num_warps), err=0.0)
+    return Measurement("ok", us=float(bucket), err=0.0)
+
+
+def slow_measure(spec, bucket, config, workdir, seed, quick=False, give_up_us=None):
+    time.sleep(0.005)
     return Measurement("ok", us=float(bucket), err=0.0)
 
 
@@ -214,6 +220,28 @@ def test_worker_measure_turns_failures_into_verdicts(tmp_path):
         m.close()
 
 
+def test_the_search_drivers_sharing_a_worker_take_turns(tmp_path):
+    """WorkerMeasure is driven by WorkerMeasure.drivers threads at once (tune.search): their
+    calls take turns on the one worker, so each gets its own candidate's measurement."""
+    m = WorkerMeasure(SPEC, str(tmp_path), limit_s=20, fn=slow_measure)
+    got = {16: [], 64: []}
+
+    def drive(bucket):
+        for _ in range(15):
+            got[bucket].append(m(bucket, CFG).us)
+
+    try:
+        threads = [threading.Thread(target=drive, args=(b,)) for b in got]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        m.close()
+    assert m.drivers == 2
+    assert got == {16: [16.0] * 15, 64: [64.0] * 15}
+
+
 def test_search_measurements_give_up_past_twice_the_buckets_best(tmp_path):
     """A quick (search) measurement is handed GIVE_UP times the best score its bucket has
     measured so far, per bucket; the first of a bucket and the full re-measurements none."""
@@ -311,6 +339,23 @@ def test_a_buckets_references_are_computed_once_and_a_spoiled_one_again(tmp_path
     for _ in range(2):
         measure_candidate(SPEC, 64, CFG, str(tmp_path))
     assert len(computed) == 3 * first + 1 and not measure._REFERENCES
+
+
+@pytest.mark.interpret
+def test_a_verified_configs_re_measurement_only_times_it(tmp_path, monkeypatch):
+    """The re-measurements decisions rest on (WorkerMeasure.again, tune.recheck) are of configs
+    their bucket verified: timed on the same call path, with no reference computed."""
+    import collections
+
+    from mlpgen import measure
+
+    computed = []
+    real = measure.reference
+    monkeypatch.setattr(measure, "reference", lambda *a: computed.append(1) or real(*a))
+    monkeypatch.setattr(measure, "_REFERENCES", collections.OrderedDict())
+    m = measure_candidate(SPEC, 20, CFG, str(tmp_path), verified=True)
+    assert m.ok and m.us > 0 and m.host_us > 0 and m.err is None and computed == []
+    assert measure_candidate(SPEC, 20, CFG, str(tmp_path)).err is not None and computed
 
 
 @pytest.mark.interpret

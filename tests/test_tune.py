@@ -511,7 +511,9 @@ def test_two_workers_share_one_study_and_measure_nothing_twice(tmp_path, kind):
         assert r.winner == optimum(bucket)
 
 
-def fake_worker_measure(spec, bucket, config, workdir, seed, quick=False, give_up_us=None):
+def fake_worker_measure(
+    spec, bucket, config, workdir, seed, quick=False, give_up_us=None, verified=False
+):
     """Runs in the measuring worker process: one candidate hangs, one kills the process."""
     if (config.strategy, config.chunk, config.num_warps) == ("rowblock", 32, 2):
         time.sleep(60)
@@ -1354,17 +1356,19 @@ def test_a_bucket_that_alone_needs_a_strategy_takes_its_neighbours_winner_where_
     us, spread, torch_us, taken
 ):
     """Bucket 1's cluster winner is its strategy's only cell; persist, bucket 16's winner, is
-    measured there beside it and the torch path, interleaved; it is taken only where its median
-    is within the noise (NOISE, or the samples' spread) and it beats the torch path beyond the
-    noise (never_slower). The module then carries no cluster kernel, helpers or launch."""
+    measured there beside it, interleaved; it is taken only where its median is within the
+    noise (NOISE, or the samples' spread) and it beats the torch path (recheck's median, not
+    measured again) beyond the noise (never_slower). The module then carries no cluster kernel,
+    helpers or launch."""
     from mlpgen.tune import RECHECK_ROUNDS, consolidate
 
     results = decided({1: (CLUSTER, 5.0), 16: (PERSIST_A, 6.0)}, torch_us)
     before = module_source(results)
     rec = timed({(1, CLUSTER): 5.0, (1, PERSIST_A): us, (16, PERSIST_A): 6.0}, spread, torch_us)
     consolidate(results, rec, RECHECK_ROUNDS, SPEC, [DEFAULT])
-    # the first comparison: at bucket 1, the winner, persist and torch, round after round
-    assert rec.calls[:9] == [(1, CLUSTER), (1, PERSIST_A), (1, TORCH)] * (RECHECK_ROUNDS + 1)
+    # the first comparison: at bucket 1, the winner and persist, round after round
+    assert rec.calls[:6] == [(1, CLUSTER), (1, PERSIST_A)] * (RECHECK_ROUNDS + 1)
+    assert all(c != TORCH for _, c in rec.calls)
     after = module_source(results)
     r = results[1]
     assert r.consolidate[0]["winner_median"] == 5.0 and r.consolidate[0]["median"] == us
@@ -1548,6 +1552,29 @@ class Quick(Recorder):
         return super().__call__(bucket, config)
 
 
+class Again(Recorder):
+    """A measure with measure.WorkerMeasure's `again`: re-measurements recorded apart."""
+
+    def __init__(self):
+        super().__init__()
+        self.again_calls = []
+
+    def again(self, bucket, config):
+        self.again_calls.append((bucket, config))
+        return self.fn(bucket, config)
+
+
+def test_re_measurements_time_what_the_bucket_verified():
+    """recheck's re-measurements go to the measure's `again` (timing without verifying), each
+    of a config the search measured (verified) at that bucket."""
+    from mlpgen.tune import RECHECK_ROUNDS
+
+    rec = Again()
+    r = search(job((4096,), trials=10, recheck=RECHECK_ROUNDS), [rec], memory(), quiet())[4096]
+    assert len(rec.again_calls) == RECHECK_ROUNDS * len(r.recheck)
+    assert set(rec.again_calls) <= set(rec.calls)
+
+
 def test_the_search_times_quickly_and_what_decides_is_timed_in_full():
     """The search's own measurements run on the quick budget; the re-measurements of the best
     few (and PDL's, kernel sharing's) that the winners rest on run on the full one."""
@@ -1569,9 +1596,8 @@ def test_a_quick_measurement_asks_the_worker_for_the_quick_budget(tmp_path):
             seen.append(task)
             return "ok", Measurement("ok", us=1.0)
 
-    m = WorkerMeasure.__new__(WorkerMeasure)
-    m.spec, m.workdir, m.seed, m.compiler, m.worker = SPEC, str(tmp_path), 0, None, Worker()
-    m.best = {}
+    m = WorkerMeasure(SPEC, str(tmp_path))  # its own worker is never started
+    m.worker = Worker()
     for quick in (True, False):
         m.quick = quick
         assert m(64, DEFAULT).us == 1.0
