@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch import nn
 
+from mlpgen.runtime import lanes
 from mlpgen.spec import MLPSpec
 
 
@@ -247,6 +248,9 @@ def test_call_leaves_to_nn_module_only_what_it_does_besides_forward(load_generat
     hooks registered for every module, torch.jit tracing, module.compile()."""
     mod, _ = load_generated(MLPSpec((8, 16, 4), dtype="fp32"))
     monkeypatch.setattr(mod, "_INTERPRET", False)  # the torch path: no kernel on the CPU
+    # the __call__ that a module attached to mlpgen.runtime gives its FusedMLP
+    call = lanes.fused_call(mod.FusedMLP, mod._module_call)
+    monkeypatch.setattr(mod.FusedMLP, "__call__", call, raising=False)
     fused = mod.FusedMLP()
     x = torch.randn(5, 8)
     want = mod.reference(x, *weights_of(fused))
@@ -286,7 +290,7 @@ def test_call_leaves_to_nn_module_only_what_it_does_besides_forward(load_generat
     scaled = Scaled()
     scaled.load_state_dict(fused.state_dict())
     torch.testing.assert_close(scaled(x), 3 * want)
-    monkeypatch.setattr(mod, "_TRACING", lambda: True)  # as under torch.jit.trace
+    monkeypatch.setattr(lanes, "_TRACING", lambda: True)  # as under torch.jit.trace
     del through[:]
     torch.testing.assert_close(fused(x), want)
     assert through == [fused]
