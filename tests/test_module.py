@@ -359,20 +359,22 @@ def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tm
     assert mod.config_for(5, "Some GPU|sm90|132")["kernel"] == calls.kernel_name
     chosen = mod.config_for(5, "Some GPU|sm90|132", graph=True)
     assert chosen["kernel"] == graph.kernel_name and chosen["us"] == 4.1
-    plan = mod._Plan(chosen, 37, random_problem(spec, 37)[0], shared_ws=False)
+    rt = lanes.ModuleRuntime(vars(mod))  # the plans of mlpgen.runtime, which GPU calls take
+    rt.fast = False  # its launches by triton's public API (the interpreter's)
+    plan = rt.plan(chosen, 37, random_problem(spec, 37)[0], shared_ws=False)
     acc, counts = plan.ws
     for _ in range(2):  # fresh inputs: the second launch is right only on a zeroed workspace
         x, weights, biases = random_problem(spec, 37)
-        y = mod._execute(plan, x, weights, biases, private=True)
+        y = rt.execute(plan, x, weights, biases, private=True)
         assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
         assert plan.ws[0] is acc and not acc.any() and not counts.any()
-    in_capture = mod._Plan(chosen, 37, x, shared_ws=False, capturing=True)
+    in_capture = rt.plan(chosen, 37, x, shared_ws=False, capturing=True)
     assert in_capture.ws is None  # no allocation outside the graph's memory pool
-    rows = mod._OWN_WORKSPACE_MAX // (9 * 4) + 1  # one row over the size a plan may own
-    assert mod._Plan(chosen, rows, x, shared_ws=False).ws is None
-    y = mod._execute(in_capture, x, weights, biases, private=True)
+    rows = lanes.OWN_WORKSPACE_MAX // (9 * 4) + 1  # one row over the size a plan may own
+    assert rt.plan(chosen, rows, x, shared_ws=False).ws is None
+    y = rt.execute(in_capture, x, weights, biases, private=True)
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
-    assert not mod._WORKSPACES  # neither touched the shared workspace
+    assert not rt.workspaces  # neither touched the shared workspace
     assert main(["show", str(path)]) == 0
     assert f"in a CUDA graph: {graph.kernel_name}  4.10 us GPU" in capsys.readouterr().out
 

@@ -216,7 +216,7 @@ PLAN_LANES = {  # strategies whose lane runs the plan itself (no single kernel l
 
 @pytest.mark.parametrize("strategy", sorted(PLAN_LANES))
 def test_other_strategies_get_a_lane_that_runs_their_plan(load_generated, monkeypatch, strategy):
-    """Several launches or the torch path: the lane calls the plan (_execute), skipping the
+    """Several launches or the torch path: the lane calls the plan (execute), skipping the
     general path's layers, and gives its result."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
@@ -225,7 +225,7 @@ def test_other_strategies_get_a_lane_that_runs_their_plan(load_generated, monkey
     mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})  # its kernels
     rt = attach(mod, monkeypatch)  # as on a GPU
     x = torch.randn(M, 20)
-    plan = mod._Plan(cell, M, x)
+    plan = rt.plan(cell, M, x)
     rt.open_lane(plan, x)
     lane = rt.lanes.pop((None, M))  # a CPU plan's device
     assert plan.lane is lane and lane.call is not None and lane.run is None
@@ -233,8 +233,8 @@ def test_other_strategies_get_a_lane_that_runs_their_plan(load_generated, monkey
     rt.lanes[(-1, M)] = lane
     rt.fast = False  # the interpreter's launches
     ran = []
-    real = mod._execute
-    monkeypatch.setattr(mod, "_execute", lambda *a, **kw: ran.append(a[0]) or real(*a, **kw))
+    real = rt.execute
+    monkeypatch.setattr(rt, "execute", lambda *a, **kw: ran.append(a[0]) or real(*a, **kw))
     fused = mod.FusedMLP()
     out = torch.full((M, 7), float("nan"))
     with torch.no_grad():
@@ -256,7 +256,7 @@ def test_a_lane_waits_for_its_aligned_kernel(load_generated, monkeypatch):
     mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
     rt = attach(mod, monkeypatch)
     x = torch.randn(M, 20)
-    plan = mod._Plan(cell, M, x)
+    plan = rt.plan(cell, M, x)
     rt.open_lane(plan, x)
     assert plan.lane is None and rt.lanes == {}
 
@@ -407,7 +407,7 @@ def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
         run, function, packed_metadata = launcher, "FUNCTION", "META"
 
     x = torch.randn(M, 20)
-    plan = mod._Plan(cell, M, x)
+    plan = rt.plan(cell, M, x)
     key = (plan.kernel, plan.device, plan.num_warps, plan.num_stages, False)  # no PDL
     rt.compiled[key + (True,) * mod._CALLER_TENSORS] = Compiled()
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # CPU torch
@@ -493,7 +493,7 @@ def test_a_chain_lane_gives_the_native_lane_every_layer(
     fake = FakeNative(refuse)
     monkeypatch.setattr(native, "build", lambda: fake)
     x = torch.randn(M, 20)
-    plan = mod._Plan(cell, M, x)
+    plan = rt.plan(cell, M, x)
     fake_layer_kernels(rt, plan, launchers)
     rt.open_lane(plan, x)
     assert plan.lane.call is not None  # the plan lane, for the calls the native lane declines
@@ -538,7 +538,7 @@ def test_an_epilogue_lane_is_a_gemm_a_layer(load_generated, monkeypatch):
         fake = FakeNative(refuse)
         monkeypatch.setattr(native, "build", lambda fake=fake: fake)
         x = torch.randn(M, 20)
-        plan = mod._Plan(cell, M, x)
+        plan = rt.plan(cell, M, x)
         rt.open_lane(plan, x)
         assert plan.lane.call is not None and plan.steps is None
         hidden = rt.hidden_buffers(x, M)[0]
@@ -658,7 +658,7 @@ def test_the_runtime_hands_launches_to_the_public_api_once_its_direct_launch_is_
     monkeypatch.setattr(mod, "_run_public", lambda *a: public.append(a[6:]) or real(*a))
     x, weights, biases = random_problem(SPEC, M)
     x = x.contiguous()
-    plan = mod._Plan(mod.config_for(M, "default"), M, x)
+    plan = rt.plan(mod.config_for(M, "default"), M, x)
     rt.run(plan.kernel, plan.grid, [x, x.new_empty(M, 7), *mod._join(weights, biases), M], 4, 1, 6)
     assert not rt.fast and public == []  # the interpreter's launch returns no compiled kernel
     y = mod.mlp(x, weights, biases)
