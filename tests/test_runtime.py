@@ -678,9 +678,10 @@ def test_training_launches_take_the_runtime_on_a_gpu_only(load_generated, monkey
     constexprs), the grid, the runtime arguments, the config's warps and stages, how many
     leading arguments are the caller's tensors, and x's device; without a runtime, or on the
     CPU (the interpreter), to the public launch with the same; inside torch.compile's op
-    (wrap), to wrap_triton's launch with the constexprs after the arguments."""
+    (mlpgen.runtime.op), to wrap_triton's launch with the constexprs after the arguments."""
     import contextlib
 
+    from mlpgen.runtime.op import traced_launcher
     from mlpgen.training import TrainConfig
 
     mod, _ = load_generated(SPEC, all_train_kernels=True)  # mod.train_forward below
@@ -708,7 +709,7 @@ def test_training_launches_take_the_runtime_on_a_gpu_only(load_generated, monkey
     monkeypatch.setattr(mod, "_RT", rt)
     monkeypatch.setattr(torch.library, "wrap_triton", Wrapped)
     monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
-    mod._train_launcher(CUDA_X, cfg, wrap=True)(kernel, grid, args, 2)
+    traced_launcher(CUDA_X, cfg["num_warps"], cfg["num_stages"])(kernel, grid, args, 2)
     options = {"num_warps": 2, "num_stages": 3}
     assert wrapped == [(mod.train_forward, grid, ("x", "w", 5, 20, 33, False, 16, 16, 16), options)]
     assert len(ran) == 1 and len(public) == 2
