@@ -207,6 +207,46 @@ def test_output_template_gives_fresh_contiguous_outputs(load_generated, monkeypa
     assert torch.empty_like(like).data_ptr() != y.data_ptr()
 
 
+@pytest.mark.interpret
+def test_calls_are_planned_once_per_device_and_batch_with_the_graph_cell_run_early(
+    load_generated, monkeypatch
+):
+    """ModuleRuntime.forward (a module's GPU calls, here on CPU tensors standing in): the first
+    call of a batch size plans it and its CUDA-graph cell, running that one once (loading a
+    kernel during a capture fails); later calls reuse the plan; the calls
+    cell's workspace is the device's shared one; a call under capture takes the graph plan;
+    _forget_dispatch drops the plans."""
+    from mlpgen.emit import entry, with_graph_winner
+    from mlpgen.spec import KernelConfig
+    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+    calls = KernelConfig("split", block_m=16, chunk=16, block_n=16, block_k=16)
+    graph = KernelConfig("stream", block_m=16, block_n=16, chunk=16)
+    cell = with_graph_winner(entry(calls), graph, 1.0)
+    mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
+    rt = attach(mod, monkeypatch, fast=False)  # launches by the public API (the interpreter)
+    monkeypatch.setattr(mod, "gpu_key", lambda device=None: "some|sm90|132")
+    capturing = [False]
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: capturing[0])
+    monkeypatch.setattr(rt, "open_lane", lambda plan, x: None)  # lanes: tests above
+    executed = []
+    real = rt.execute
+    monkeypatch.setattr(rt, "execute", lambda p, *a, **k: executed.append(p) or real(p, *a, **k))
+    x, weights, biases = random_problem(SPEC, M)
+    want = reference(SPEC, x, weights, biases)
+    for _ in range(2):
+        assert rel_error(rt.forward(x, weights, biases), want) <= TOLERANCE["fp32"]
+    plan, early = rt.plans[(-1, M, False)], rt.plans[(-1, M, True)]
+    assert plan.strategy == "split" and early.strategy == "stream"
+    assert executed == [early, plan, plan]
+    assert plan.ws is rt.workspaces[("split", -1)][1]
+    capturing[0] = True
+    assert rel_error(rt.forward(x, weights, biases), want) <= TOLERANCE["fp32"]
+    assert executed[-1] is early and len(rt.plans) == 2
+    mod._forget_dispatch()
+    assert rt.plans == {}
+
+
 PLAN_LANES = {  # strategies whose lane runs the plan itself (no single kernel launch); the
     # GPU test adds stream with TMA, whose descriptors need widths this spec does not have
     "torch": dict(strategy="torch"),
