@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 import os
+import re
 import warnings
 import weakref
 from dataclasses import dataclass, field, replace
@@ -274,6 +275,121 @@ def chain_of(module: nn.Module, dtype: str | None = None) -> Chain | str:
     except SpecError as e:
         return str(e)
     return Chain(spec, linears)
+
+
+# ---------------------------------------------------------------------------------------------
+# A generated module's FusedMLP.from_module and load_state_dict, where mlpgen is installed
+
+
+def describe_layer(m) -> str:
+    """A layer as from_module compares it: Linear shapes ((in, out) for the generated module's
+    own Linear slots), activations by type and arguments, inplace= aside."""
+    if isinstance(m, tuple):
+        return f"Linear({m[0]}->{m[1]})"
+    if isinstance(m, nn.Linear):
+        return f"Linear({m.in_features}->{m.out_features})"
+    return re.sub(r"(, )?inplace=(True|False)", "", repr(m))
+
+
+def _sequence_mismatch(owner: str, name: str, got: list[str], expected: list[str]) -> str:
+    """The message for a layer sequence that differs from the spec's (the Linear shapes agree)."""
+    n = max(len(got), len(expected))
+    got_, expected_ = got + ["(end)"] * (n - len(got)), expected + ["(end)"] * (n - len(expected))
+    i = next(i for i in range(n) if got_[i] != expected_[i])
+    what = "layer order" if sorted(got) == sorted(expected) else "activations"
+    return (
+        f"{owner}: {what} differ from {name} at layer {i}: got {got_[i]}, expected "
+        f"{expected_[i]} (module: {', '.join(got)}; {name}: {', '.join(expected)})"
+    )
+
+
+def _leaves(owner: str, module: nn.Module):
+    """The layers of a (nested) nn.Sequential in the order it runs them."""
+    if isinstance(module, nn.Sequential):
+        for child in module:
+            yield from _leaves(owner, child)
+    elif next(module.children(), None) is not None:
+        raise ValueError(
+            f"{owner}: cannot adopt a {type(module).__name__}: only nn.Sequential (and "
+            f"subclasses such as torchvision.ops.MLP) say in which order their layers run"
+        )
+    else:
+        yield module
+
+
+def adopted_linears(
+    module: nn.Module, canonical: list, bias: bool, owner: str, name: str, dtype: str
+) -> list[nn.Linear]:
+    """The Linear layers of `module`, first to last, where it computes the MLP whose layers are
+    `canonical` ((in, out) for a Linear, else the activation module: a generated module's
+    _canonical_layers()); else ValueError naming the first mismatch. An nn.Sequential (nested, or
+    torchvision.ops.MLP) is walked as it runs, Identity and inactive Dropout skipped; any other
+    module is traced first (chain_of). owner, name, dtype: the module's __name__, its spec's name
+    and dtype."""
+    if not isinstance(module, nn.Sequential):
+        chain = chain_of(module, dtype=dtype)
+        if isinstance(chain, str):
+            raise ValueError(f"{owner}: cannot adopt {type(module).__name__}: {chain}")
+        module = chain.sequential().train(module.training)
+    acts = ", ".join(repr(m) for m in canonical if not isinstance(m, tuple)) or "none"
+    layers = []
+    for m in _leaves(owner, module):
+        if isinstance(m, nn.Identity):
+            continue
+        if isinstance(m, DROPOUTS):
+            if m.training and m.p > 0:
+                raise ValueError(
+                    f"{owner}: {m!r} is in training mode and FusedMLP has no dropout; "
+                    f"adopt the module after .eval() (or with p=0)"
+                )
+            continue
+        if not isinstance(m, nn.Linear) and (
+            next(m.parameters(), None) is not None or next(m.buffers(), None) is not None
+        ):
+            raise ValueError(
+                f"{owner}: cannot adopt {m!r}: FusedMLP computes only Linear layers and the "
+                f"activations {acts}"
+            )
+        layers.append(m)
+    linears = [m for m in layers if isinstance(m, nn.Linear)]
+    shapes = [(lin.in_features, lin.out_features) for lin in linears]
+    want = [m for m in canonical if isinstance(m, tuple)]
+    if shapes != want:
+        raise ValueError(f"{owner}: Linear shapes {shapes} do not match {name}'s {want}")
+    for i, lin in enumerate(linears):
+        if (lin.bias is not None) != bias:
+            raise ValueError(
+                f"{owner}: Linear {i} has bias={lin.bias is not None}, {name} has bias={bias}"
+            )
+    got = [describe_layer(m) for m in layers]
+    expected = [describe_layer(m) for m in canonical]
+    if got != expected:
+        raise ValueError(_sequence_mismatch(owner, name, got, expected))
+    return linears
+
+
+def remap_state_dict(state_dict: dict, prefix: str, linear_names: list[str]) -> None:
+    """Rename, in place, the keys of another nn.Sequential layout under `prefix`
+    (torchvision.ops.MLP's 0, 3, 6, ..., nested Sequentials' 0.0, 0.2, ...) to FusedMLP's
+    (`linear_names`, those of the plain nn.Sequential), Linear by Linear in order. Anything else
+    is left for load_state_dict to report as missing or unexpected."""
+    if all(f"{prefix}{n}.weight" in state_dict for n in linear_names):
+        return
+    groups: dict[tuple[int, ...], list[tuple[str, str]]] = {}
+    for key in state_dict:
+        if not key.startswith(prefix):
+            continue
+        path, _, leaf = key[len(prefix) :].rpartition(".")
+        parts = path.split(".")
+        if leaf in ("weight", "bias") and all(p.isdigit() for p in parts):
+            groups.setdefault(tuple(map(int, parts)), []).append((leaf, key))
+    if len(groups) != len(linear_names):
+        return
+    moved = {}
+    for name, (_, leaves) in zip(linear_names, sorted(groups.items())):
+        for leaf, key in leaves:
+            moved[f"{prefix}{name}.{leaf}"] = state_dict.pop(key)
+    state_dict.update(moved)
 
 
 # ---------------------------------------------------------------------------------------------

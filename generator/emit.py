@@ -18,7 +18,7 @@ from filelock import FileLock, Timeout
 
 import mlpgen
 from mlpgen.dispatch import GRAPH
-from mlpgen.render import render_module, template_hash
+from mlpgen.render import generate_command, render_module, template_hash
 from mlpgen.space import DEFAULT_BUCKETS, heuristic_config
 from mlpgen.spec import KernelConfig, MLPSpec, SpecError
 from mlpgen.strategies import upgrade_cell
@@ -142,10 +142,7 @@ def read_module(path: Path) -> tuple[MLPSpec, dict, dict]:
 
 def tune_command(spec: MLPSpec, prov: dict) -> str:
     """The mlpgen command line that a GPU's provenance describes (its search options)."""
-    cmd = f"mlpgen --widths {','.join(map(str, spec.widths))} --act {spec.act}"
-    if spec.out_act != "none":
-        cmd += f" --out-act {spec.out_act}"
-    cmd += f" --dtype {spec.dtype}" + ("" if spec.bias else " --no-bias")
+    cmd = generate_command(spec)
     if prov.get("buckets"):
         cmd += f" --batches {','.join(map(str, prov['buckets']))}"
     if prov.get("exhaustive"):

@@ -116,6 +116,14 @@ def shared_kernels(spec: MLPSpec, configs) -> tuple[list[str], dict[str, tuple[s
     return texts, table
 
 
+def generate_command(spec: MLPSpec) -> str:
+    """The mlpgen command line that generates `spec`'s module (search options aside)."""
+    cmd = f"mlpgen --widths {','.join(map(str, spec.widths))} --act {spec.act}"
+    if spec.out_act != "none":
+        cmd += f" --out-act {spec.out_act}"
+    return cmd + f" --dtype {spec.dtype}" + ("" if spec.bias else " --no-bias")
+
+
 def epilogue_gelu(spec: MLPSpec) -> bool | None:
     """use_gelu for the module's cuBLASLt epilogue path, None when the spec cannot take it."""
     if STRATEGIES["epilogue"].rule(spec, KernelConfig(strategy="epilogue"), 0) is not None:
@@ -211,6 +219,10 @@ def render_module(
                 for plan in [STRATEGIES["cluster"].planner(spec, c)]
             },
             torch_dtype=TORCH_DTYPES[spec.dtype],
+            # the command that generates this MLP in another dtype, as an f-string of _dtype_error
+            generate_command=generate_command(spec).replace(
+                f"--dtype {spec.dtype}", "--dtype {_SPEC_DTYPES[dtype]}"
+            ),
             act_src=ACTIVATIONS[spec.act].torch_src,
             out_act_src=ACTIVATIONS[spec.out_act].torch_src,
             act_module_src=ACTIVATIONS[spec.act].module_src,

@@ -43,9 +43,11 @@ def load_generated(tmp_path):
 
 @pytest.fixture
 def run_configs(load_generated):
-    """run_configs(spec, configs, m, with_module=False): launch each config on NaN-poisoned
-    output, fail on any element outside the dtype's tolerance, and return the relative error
-    of each (and the module, with_module=True)."""
+    """run_configs(spec, configs, m, with_module=False, reuse=False): launch each config on
+    NaN-poisoned output, fail on any element outside the dtype's tolerance, and return the
+    relative error of each (and the module, with_module=True). reuse=True: every config twice,
+    on one workspace of the configs' strategy made for m rows (a launch must leave it fit for
+    the next, as mlpgen.runtime shares it between calls), returned after the module."""
 
     import math
 
@@ -54,18 +56,21 @@ def run_configs(load_generated):
     from mlpgen.emit import entry
     from mlpgen.verify import check, random_problem, reference, rel_error
 
-    def run(spec, configs, m, with_module=False):
+    def run(spec, configs, m, with_module=False, reuse=False):
         table = {i + 1: entry(c) for i, c in enumerate(configs)}
         mod, _ = load_generated(spec, gpu_key="test|sm0|0", table=table)
         x, weights, biases = random_problem(spec, m)
         ref = reference(spec, x, weights, biases)
+        ws = mod._WORKSPACE_BUFFERS[configs[0].strategy](x, m) if reuse else None
         errors = []
-        for cell in table.values():
+        for cell in [*table.values()] * (2 if reuse else 1):
             out = torch.full((m, spec.widths[-1]), math.nan, dtype=x.dtype)
-            mod._launch(x, weights, biases, cell, out=out)
+            mod._launch(x, weights, biases, cell, out=out, ws=ws)
             verdict = check(out, ref, spec.dtype)
             assert verdict.ok, f"{cell['kernel']} at M={m}: {verdict.reason}"
             errors.append(rel_error(out, ref))
+        if reuse:
+            return errors, mod, ws
         return (errors, mod) if with_module else errors
 
     return run

@@ -10,6 +10,7 @@ import torch
 
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import entry
+from mlpgen.runtime.op import op_launch
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import STRATEGIES
 from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
@@ -226,7 +227,7 @@ def test_op_launch_arguments_run_each_strategy(load_generated, config):
     mod, _ = load_generated(spec, gpu_key="test|sm0|0", table={1: cell})
     x, weights, biases = random_problem(spec, 21)
     y = torch.full((21, 9), float("nan"))
-    grid, args = mod._op_launch(cell, x, y, mod._join(weights, biases), 21)
+    grid, args = op_launch(vars(mod), cell, x, y, mod._join(weights, biases), 21)
     function, tiles = mod.KERNELS[cell["kernel"]]
     function[grid](*args, *tiles, num_warps=4, num_stages=1)
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]

@@ -73,15 +73,15 @@ def test_persist_many_programs(load_generated, widths, act, dtype):
     for m in (1, 37, 1000, 4099, 20000):
         x, weights, biases = random_problem(spec, m, device="cuda")
         ref = reference(spec, x, weights, biases)
+        *_, sync = ws = mod._WORKSPACE_BUFFERS["persist"](x, m)
         for cell in table.values():
             for _ in range(3):
                 out = torch.full((m, widths[-1]), math.nan, device="cuda", dtype=x.dtype)
-                mod._launch(x, weights, biases, cell, out=out)
+                mod._launch(x, weights, biases, cell, out=out, ws=ws)
                 assert rel_error(out, ref) <= TOLERANCE[dtype], (m, cell["kernel"])
-                [(_, (*_, sync))] = mod._WORKSPACES.values()
                 [count] = sync.tolist()
                 assert count & 0x7FFFFFFF == 0, (m, cell["kernel"], count)
-                if last is not None and last[0] is sync:  # not a workspace grown for this m
+                if last is not None and last[0] is sync:  # not the first launch on this one
                     assert count == last[1] ^ flip, (m, cell["kernel"], count)
                 last = (sync, count)
 
@@ -156,14 +156,14 @@ def test_split_many_programs(load_generated, widths, act, dtype):
     table = {i: entry(c) for i, c in enumerate(SPLIT, 1)}
     mod, _ = load_generated(spec, gpu_key="test", table=table)
     for m in (1, 37, 1000, 4099):
+        acc, counts = ws = mod._WORKSPACE_BUFFERS["split"](torch.empty(0, device="cuda"), m)
         for cell in table.values():
             for _ in range(4):
                 x, weights, biases = random_problem(spec, m, device="cuda")
                 out = torch.full((m, widths[-1]), math.nan, device="cuda", dtype=x.dtype)
-                mod._launch(x, weights, biases, cell, out=out)
+                mod._launch(x, weights, biases, cell, out=out, ws=ws)
                 err = rel_error(out, reference(spec, x, weights, biases))
                 assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
-        [(_, (acc, counts))] = mod._WORKSPACES.values()
         assert not acc.any() and not counts.any()
 
 
@@ -346,19 +346,18 @@ def test_stream_tma_kernels(load_generated, widths, act, dtype):
             mod._launch(x, weights, biases, cell, out=out)
             assert rel_error(out, ref) <= TOLERANCE[dtype], (m, cell["kernel"])
     for cell in table.values():
-        plan = mod._Plan(cell, 1000, x, shared_ws=False)
         x, weights, biases = random_problem(spec, 1000, device="cuda")
-        mod._execute(plan, x, weights, biases)  # compiled before the capture
+        mod._launch(x, weights, biases, cell)  # compiled before the capture
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            y = mod._execute(plan, x, weights, biases, private=True)
+            y = mod._launch(x, weights, biases, cell)
         x.copy_(random_problem(spec, 1000, device="cuda")[0])
         graph.replay()
         assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE[dtype]
         shifted = torch.empty(1000 * widths[0] + 1, device="cuda", dtype=x.dtype)[1:]
         shifted = shifted.view(1000, widths[0]).copy_(x)
         ref = reference(spec, shifted, weights, biases)
-        assert rel_error(mod._execute(plan, shifted, weights, biases), ref) <= TOLERANCE[dtype]
+        assert rel_error(mod._launch(shifted, weights, biases, cell), ref) <= TOLERANCE[dtype]
 
 
 _GELU = _TANH = None  # set to a generated module's helpers before the launch

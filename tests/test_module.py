@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch import nn
 
+from mlpgen.runtime import lanes
 from mlpgen.spec import MLPSpec
 
 
@@ -247,6 +248,9 @@ def test_call_leaves_to_nn_module_only_what_it_does_besides_forward(load_generat
     hooks registered for every module, torch.jit tracing, module.compile()."""
     mod, _ = load_generated(MLPSpec((8, 16, 4), dtype="fp32"))
     monkeypatch.setattr(mod, "_INTERPRET", False)  # the torch path: no kernel on the CPU
+    # the __call__ that a module attached to mlpgen.runtime gives its FusedMLP
+    call = lanes.fused_call(mod.FusedMLP, mod._module_call)
+    monkeypatch.setattr(mod.FusedMLP, "__call__", call, raising=False)
     fused = mod.FusedMLP()
     x = torch.randn(5, 8)
     want = mod.reference(x, *weights_of(fused))
@@ -286,7 +290,7 @@ def test_call_leaves_to_nn_module_only_what_it_does_besides_forward(load_generat
     scaled = Scaled()
     scaled.load_state_dict(fused.state_dict())
     torch.testing.assert_close(scaled(x), 3 * want)
-    monkeypatch.setattr(mod, "_TRACING", lambda: True)  # as under torch.jit.trace
+    monkeypatch.setattr(lanes, "_TRACING", lambda: True)  # as under torch.jit.trace
     del through[:]
     torch.testing.assert_close(fused(x), want)
     assert through == [fused]
@@ -355,20 +359,22 @@ def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tm
     assert mod.config_for(5, "Some GPU|sm90|132")["kernel"] == calls.kernel_name
     chosen = mod.config_for(5, "Some GPU|sm90|132", graph=True)
     assert chosen["kernel"] == graph.kernel_name and chosen["us"] == 4.1
-    plan = mod._Plan(chosen, 37, random_problem(spec, 37)[0], shared_ws=False)
+    rt = lanes.ModuleRuntime(vars(mod))  # the plans of mlpgen.runtime, which GPU calls take
+    rt.fast = False  # its launches by triton's public API (the interpreter's)
+    plan = rt.plan(chosen, 37, random_problem(spec, 37)[0], shared_ws=False)
     acc, counts = plan.ws
     for _ in range(2):  # fresh inputs: the second launch is right only on a zeroed workspace
         x, weights, biases = random_problem(spec, 37)
-        y = mod._execute(plan, x, weights, biases, private=True)
+        y = rt.execute(plan, x, weights, biases, private=True)
         assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
         assert plan.ws[0] is acc and not acc.any() and not counts.any()
-    in_capture = mod._Plan(chosen, 37, x, shared_ws=False, capturing=True)
+    in_capture = rt.plan(chosen, 37, x, shared_ws=False, capturing=True)
     assert in_capture.ws is None  # no allocation outside the graph's memory pool
-    rows = mod._OWN_WORKSPACE_MAX // (9 * 4) + 1  # one row over the size a plan may own
-    assert mod._Plan(chosen, rows, x, shared_ws=False).ws is None
-    y = mod._execute(in_capture, x, weights, biases, private=True)
+    rows = lanes.OWN_WORKSPACE_MAX // (9 * 4) + 1  # one row over the size a plan may own
+    assert rt.plan(chosen, rows, x, shared_ws=False).ws is None
+    y = rt.execute(in_capture, x, weights, biases, private=True)
     assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
-    assert not mod._WORKSPACES  # neither touched the shared workspace
+    assert not rt.workspaces  # neither touched the shared workspace
     assert main(["show", str(path)]) == 0
     assert f"in a CUDA graph: {graph.kernel_name}  4.10 us GPU" in capsys.readouterr().out
 

@@ -207,6 +207,46 @@ def test_output_template_gives_fresh_contiguous_outputs(load_generated, monkeypa
     assert torch.empty_like(like).data_ptr() != y.data_ptr()
 
 
+@pytest.mark.interpret
+def test_calls_are_planned_once_per_device_and_batch_with_the_graph_cell_run_early(
+    load_generated, monkeypatch
+):
+    """ModuleRuntime.forward (a module's GPU calls, here on CPU tensors standing in): the first
+    call of a batch size plans it and its CUDA-graph cell, running that one once (loading a
+    kernel during a capture fails); later calls reuse the plan; the calls
+    cell's workspace is the device's shared one; a call under capture takes the graph plan;
+    _forget_dispatch drops the plans."""
+    from mlpgen.emit import entry, with_graph_winner
+    from mlpgen.spec import KernelConfig
+    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+
+    calls = KernelConfig("split", block_m=16, chunk=16, block_n=16, block_k=16)
+    graph = KernelConfig("stream", block_m=16, block_n=16, chunk=16)
+    cell = with_graph_winner(entry(calls), graph, 1.0)
+    mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
+    rt = attach(mod, monkeypatch, fast=False)  # launches by the public API (the interpreter)
+    monkeypatch.setattr(mod, "gpu_key", lambda device=None: "some|sm90|132")
+    capturing = [False]
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: capturing[0])
+    monkeypatch.setattr(rt, "open_lane", lambda plan, x: None)  # lanes: tests above
+    executed = []
+    real = rt.execute
+    monkeypatch.setattr(rt, "execute", lambda p, *a, **k: executed.append(p) or real(p, *a, **k))
+    x, weights, biases = random_problem(SPEC, M)
+    want = reference(SPEC, x, weights, biases)
+    for _ in range(2):
+        assert rel_error(rt.forward(x, weights, biases), want) <= TOLERANCE["fp32"]
+    plan, early = rt.plans[(-1, M, False)], rt.plans[(-1, M, True)]
+    assert plan.strategy == "split" and early.strategy == "stream"
+    assert executed == [early, plan, plan]
+    assert plan.ws is rt.workspaces[("split", -1)][1]
+    capturing[0] = True
+    assert rel_error(rt.forward(x, weights, biases), want) <= TOLERANCE["fp32"]
+    assert executed[-1] is early and len(rt.plans) == 2
+    mod._forget_dispatch()
+    assert rt.plans == {}
+
+
 PLAN_LANES = {  # strategies whose lane runs the plan itself (no single kernel launch); the
     # GPU test adds stream with TMA, whose descriptors need widths this spec does not have
     "torch": dict(strategy="torch"),
@@ -216,7 +256,7 @@ PLAN_LANES = {  # strategies whose lane runs the plan itself (no single kernel l
 
 @pytest.mark.parametrize("strategy", sorted(PLAN_LANES))
 def test_other_strategies_get_a_lane_that_runs_their_plan(load_generated, monkeypatch, strategy):
-    """Several launches or the torch path: the lane calls the plan (_execute), skipping the
+    """Several launches or the torch path: the lane calls the plan (execute), skipping the
     general path's layers, and gives its result."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
@@ -225,7 +265,7 @@ def test_other_strategies_get_a_lane_that_runs_their_plan(load_generated, monkey
     mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})  # its kernels
     rt = attach(mod, monkeypatch)  # as on a GPU
     x = torch.randn(M, 20)
-    plan = mod._Plan(cell, M, x)
+    plan = rt.plan(cell, M, x)
     rt.open_lane(plan, x)
     lane = rt.lanes.pop((None, M))  # a CPU plan's device
     assert plan.lane is lane and lane.call is not None and lane.run is None
@@ -233,8 +273,8 @@ def test_other_strategies_get_a_lane_that_runs_their_plan(load_generated, monkey
     rt.lanes[(-1, M)] = lane
     rt.fast = False  # the interpreter's launches
     ran = []
-    real = mod._execute
-    monkeypatch.setattr(mod, "_execute", lambda *a, **kw: ran.append(a[0]) or real(*a, **kw))
+    real = rt.execute
+    monkeypatch.setattr(rt, "execute", lambda *a, **kw: ran.append(a[0]) or real(*a, **kw))
     fused = mod.FusedMLP()
     out = torch.full((M, 7), float("nan"))
     with torch.no_grad():
@@ -256,7 +296,7 @@ def test_a_lane_waits_for_its_aligned_kernel(load_generated, monkeypatch):
     mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
     rt = attach(mod, monkeypatch)
     x = torch.randn(M, 20)
-    plan = mod._Plan(cell, M, x)
+    plan = rt.plan(cell, M, x)
     rt.open_lane(plan, x)
     assert plan.lane is None and rt.lanes == {}
 
@@ -407,7 +447,7 @@ def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
         run, function, packed_metadata = launcher, "FUNCTION", "META"
 
     x = torch.randn(M, 20)
-    plan = mod._Plan(cell, M, x)
+    plan = rt.plan(cell, M, x)
     key = (plan.kernel, plan.device, plan.num_warps, plan.num_stages, False)  # no PDL
     rt.compiled[key + (True,) * mod._CALLER_TENSORS] = Compiled()
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # CPU torch
@@ -493,7 +533,7 @@ def test_a_chain_lane_gives_the_native_lane_every_layer(
     fake = FakeNative(refuse)
     monkeypatch.setattr(native, "build", lambda: fake)
     x = torch.randn(M, 20)
-    plan = mod._Plan(cell, M, x)
+    plan = rt.plan(cell, M, x)
     fake_layer_kernels(rt, plan, launchers)
     rt.open_lane(plan, x)
     assert plan.lane.call is not None  # the plan lane, for the calls the native lane declines
@@ -538,7 +578,7 @@ def test_an_epilogue_lane_is_a_gemm_a_layer(load_generated, monkeypatch):
         fake = FakeNative(refuse)
         monkeypatch.setattr(native, "build", lambda fake=fake: fake)
         x = torch.randn(M, 20)
-        plan = mod._Plan(cell, M, x)
+        plan = rt.plan(cell, M, x)
         rt.open_lane(plan, x)
         assert plan.lane.call is not None and plan.steps is None
         hidden = rt.hidden_buffers(x, M)[0]
@@ -658,7 +698,7 @@ def test_the_runtime_hands_launches_to_the_public_api_once_its_direct_launch_is_
     monkeypatch.setattr(mod, "_run_public", lambda *a: public.append(a[6:]) or real(*a))
     x, weights, biases = random_problem(SPEC, M)
     x = x.contiguous()
-    plan = mod._Plan(mod.config_for(M, "default"), M, x)
+    plan = rt.plan(mod.config_for(M, "default"), M, x)
     rt.run(plan.kernel, plan.grid, [x, x.new_empty(M, 7), *mod._join(weights, biases), M], 4, 1, 6)
     assert not rt.fast and public == []  # the interpreter's launch returns no compiled kernel
     y = mod.mlp(x, weights, biases)
@@ -678,9 +718,10 @@ def test_training_launches_take_the_runtime_on_a_gpu_only(load_generated, monkey
     constexprs), the grid, the runtime arguments, the config's warps and stages, how many
     leading arguments are the caller's tensors, and x's device; without a runtime, or on the
     CPU (the interpreter), to the public launch with the same; inside torch.compile's op
-    (wrap), to wrap_triton's launch with the constexprs after the arguments."""
+    (mlpgen.runtime.op), to wrap_triton's launch with the constexprs after the arguments."""
     import contextlib
 
+    from mlpgen.runtime.op import traced_launcher
     from mlpgen.training import TrainConfig
 
     mod, _ = load_generated(SPEC, all_train_kernels=True)  # mod.train_forward below
@@ -708,7 +749,7 @@ def test_training_launches_take_the_runtime_on_a_gpu_only(load_generated, monkey
     monkeypatch.setattr(mod, "_RT", rt)
     monkeypatch.setattr(torch.library, "wrap_triton", Wrapped)
     monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
-    mod._train_launcher(CUDA_X, cfg, wrap=True)(kernel, grid, args, 2)
+    traced_launcher(CUDA_X, cfg["num_warps"], cfg["num_stages"])(kernel, grid, args, 2)
     options = {"num_warps": 2, "num_stages": 3}
     assert wrapped == [(mod.train_forward, grid, ("x", "w", 5, 20, 33, False, 16, 16, 16), options)]
     assert len(ran) == 1 and len(public) == 2

@@ -1,6 +1,7 @@
 """A generated module is one file that works alone: copied into an empty folder, with mlpgen not
 importable, it imports torch, triton and the standard library only, runs its torch path and its
-kernels (under the interpreter) element-wise close to an fp32 reference, and its __main__
+kernels (under the interpreter) element-wise close to an fp32 reference, adopts an nn.Sequential
+(and refuses one that computes something else), and its __main__
 self-check passes. The rules it shares with mlpgen are copies of mlpgen.dispatch's."""
 
 import ast
@@ -38,8 +39,17 @@ RUN = textwrap.dedent(
         b = [lin.bias.float() for lin in fused.linears] if mod.BIAS else None
         want = mod.reference(x.float(), w, b)
     close = torch.isclose(y, want, rtol=1e-3, atol=1e-3 * want.abs().max().item())
+    back = mod.FusedMLP.from_module(fused.to_module())  # adoption of an nn.Sequential
+    adopted = all(torch.equal(a, b) for a, b in zip(back.parameters(), fused.parameters()))
+    try:
+        mod.FusedMLP.from_module(torch.nn.Sequential(*list(fused.to_module())[:-1]))
+    except ValueError:
+        refused = True
+    else:
+        refused = False
     print(json.dumps({"close": bool(close.all()), "shape": list(y.shape), "slow": mod._SLOW,
-                      "runtime": mod._RT is not None, "path": mod._INTERPRET}))
+                      "runtime": mod._RT is not None, "path": mod._INTERPRET,
+                      "adopted": adopted, "refused": refused}))
     """
 )
 
@@ -89,6 +99,7 @@ def odd_module(tmp_path_factory):
 def test_a_module_copied_alone_runs(odd_module, tmp_path, interpret):
     got = run_alone(alone(tmp_path, odd_module), ODD.name, interpret)
     assert got["close"] and got["shape"] == [37, 10]
+    assert got["adopted"] and got["refused"]  # from_module(nn.Sequential) needs no mlpgen
     assert not got["runtime"] and got["slow"] == "mlpgen is not installed (pip install mlpgen)"
     assert got["path"] == interpret
 

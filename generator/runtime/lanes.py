@@ -1,7 +1,9 @@
 """ModuleRuntime: a generated module's fast launches (triton 3.6's internals; see LANES).
 
-The module keeps everything that decides what runs (TUNED, plans, grids, workspaces, the public
-launch); this object launches it faster:
+The module keeps everything that decides what runs (TUNED, its rules, grids, workspace layouts,
+the public launch); this object runs it faster:
+- `forward`, `launch`: a Plan per (device, M, capturing), resolved once and cached, with the
+  device's workspace shared by the calls (each launch leaves it fit for the next);
 - `run`: after a kernel's first launch through triton, its compiled binary is launched directly
   (`CompiledKernel.run`), skipping the JIT dispatcher's argument binding and cache lookup;
   cluster kernels are compiled without launching and launched as clusters with the receive
@@ -36,6 +38,50 @@ _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8  # cuda.h's CUfunction_attr
 _current_device = getattr(torch._C, "_cuda_getDevice", None)
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 _is, _deref = operator.is_, weakref.ref.__call__
+
+
+_NN = torch.nn.modules.module  # where nn.Module keeps the hooks registered for every module
+_TRACING = getattr(torch._C, "_get_tracing_state", None)
+# FusedMLP.__call__ skips nn.Module's only where this torch has every state it checks
+_DIRECT_CALL = (
+    _TRACING is not None
+    and hasattr(torch.nn.Module, "_compiled_call_impl")
+    and all(
+        hasattr(_NN, f"_global_{kind}")
+        for kind in ("forward_hooks", "forward_pre_hooks", "backward_hooks", "backward_pre_hooks")
+    )
+)
+
+
+def fused_call(cls, module_call):
+    """A generated FusedMLP's __call__: forward's work, module_call(self._modules, x, out, True),
+    directly where nn.Module.__call__ would do nothing but call forward (no hook on this module
+    or on every module, no torch.jit tracing, no module.compile(), not under torch.compile,
+    forward not a subclass's), which saves about a tenth of a small call's host time; otherwise
+    nn.Module.__call__ itself (with out only where given: hooks see the arguments as given)."""
+    forward, call = cls.forward, torch.nn.Module.__call__
+
+    def __call__(self, x, *, out=None):
+        if (
+            not torch.compiler.is_compiling()
+            and type(self).forward is forward  # a subclass's own forward is called
+            and self._compiled_call_impl is None
+            and not (
+                self._forward_hooks
+                or self._forward_pre_hooks
+                or self._backward_hooks
+                or self._backward_pre_hooks
+                or _NN._global_forward_hooks
+                or _NN._global_forward_pre_hooks
+                or _NN._global_backward_hooks
+                or _NN._global_backward_pre_hooks
+                or _TRACING()
+            )
+        ):
+            return module_call(self._modules, x, out, True)
+        return call(self, x) if out is None else call(self, x, out=out)
+
+    return __call__
 
 
 def direct_launch(run):
@@ -121,6 +167,52 @@ class Lane:
         self.checked, self.held = [], ()
 
 
+OWN_WORKSPACE_MAX = 64 << 20  # larger workspaces are looked up per call, not held by a plan
+
+
+class Plan:
+    """Everything a call of a generated module needs for one (device, M, capturing), resolved
+    once from the cell `cfg` by the module's own rules (its globals `ns`): the cell that runs
+    here (the module's _fallback), its kernel or torch path or layer steps, grid, launch options
+    and workspace. A calls plan holds the device's shared workspace; a CUDA-graph plan made
+    outside a capture its own (zeroed once: every launch leaves it zero, so a graph captures only
+    the kernel); one made during a capture gets fresh buffers each launch (execute)."""
+
+    __slots__ = (
+        "cfg", "strategy", "torch_path", "kernel", "grid", "num_warps", "num_stages", "steps",
+        "run_steps", "ready", "device", "pdl", "ws", "lane",
+    )  # fmt: skip
+
+    def __init__(self, rt, cfg, m, x, shared_ws=True, capturing=False):
+        ns = rt.ns
+        self.device = x.get_device() if x.is_cuda else None
+        if self.device is not None:
+            ns["gpu_key"](x.device)  # helpers fit the GPU's architecture before compiling
+        self.cfg = cfg = ns["_fallback"](cfg, m, x)
+        self.strategy = strategy = ns["launch_kind"](cfg)
+        self.torch_path = ns["_TORCH_PATHS"].get(strategy)
+        self.pdl = ns["_PDL"][0] and bool(cfg.get("pdl"))  # the first kernel launched with PDL
+        self.steps = self.run_steps = None
+        if strategy in ns["_STEPS"]:
+            make, self.run_steps = ns["_STEPS"][strategy]
+            self.steps = make(cfg, m, self.pdl)
+        self.kernel = None if self.torch_path or self.steps else ns["KERNELS"][cfg["kernel"]]
+        self.ready = ns["_READY"].get(strategy)
+        self.lane = None  # the runtime's lane for this plan's calls
+        self.grid = self.num_warps = self.num_stages = None
+        if self.torch_path is None:
+            grid = ns["_GRIDS"].get(strategy, ns["_grid_rows"])
+            self.grid = None if self.steps else grid(cfg, m, x)
+            self.num_warps, self.num_stages = cfg["num_warps"], cfg["num_stages"]
+        self.ws = None
+        small = ns["_WORKSPACE_BYTES"].get(strategy, lambda m: 0)(m) <= OWN_WORKSPACE_MAX
+        if strategy in ns["_WORKSPACE_BUFFERS"] and small and not capturing:
+            if shared_ws:
+                self.ws = rt.shared_workspace(strategy, x, m)
+            else:
+                self.ws = ns["_WORKSPACE_BUFFERS"][strategy](x, m)
+
+
 class ModuleRuntime:
     """The fast launches of one generated module, whose globals are `ns` (see the module's
     _attach_runtime for the names it provides)."""
@@ -136,7 +228,93 @@ class ModuleRuntime:
         self.native = [None, None]  # the native extension's call and this module's state in it
         self.hidden = {}  # device -> (rows, [hidden buffers]) for the native lane's layer steps
         self.lt_workspaces = {}  # device -> cuBLASLt workspace
+        self.plans = {}  # (device index, M, capturing) -> Plan
+        self.workspaces = {}  # (strategy, device index) -> (rows, buffers): the calls plans'
         self.lean = self._make_lean()
+
+    def direct_call(self, cls, module_call) -> None:
+        """Give the module's FusedMLP `cls` fused_call's __call__ (where this torch has every
+        state that it checks)."""
+        if _DIRECT_CALL:
+            cls.__call__ = fused_call(cls, module_call)
+
+    # -- plans -----------------------------------------------------------------------------
+
+    def plan(self, cfg, m, x, shared_ws=True, capturing=False) -> Plan:
+        """The Plan of the cell `cfg` for m rows like x (not cached)."""
+        return Plan(self, cfg, m, x, shared_ws, capturing)
+
+    def shared_workspace(self, strategy, x, m):
+        """The device's workspace of `strategy` for at least m rows, grown by doubling. Each
+        launch leaves it fit for the next, so one per device serves every call (concurrent
+        launches on two streams of one device would share it)."""
+        key = (strategy, x.get_device())
+        held = self.workspaces.get(key)
+        if held is None or held[0] < m:
+            rows = max(m, 2 * held[0]) if held is not None else m
+            held = self.workspaces[key] = (rows, self.ns["_WORKSPACE_BUFFERS"][strategy](x, rows))
+        return held[1]
+
+    def new_plan(self, x2d, m, capturing, weights, biases) -> Plan:
+        """The plan for (device, M, capturing), cached. Outside a capture, a bucket with a
+        CUDA-graph cell gets that plan too and runs it once: loading a kernel while a graph is
+        captured fails."""
+        ns = self.ns
+        device, key = x2d.get_device(), ns["gpu_key"](x2d.device)
+        cfg = ns["config_for"](m, key, capturing)
+        plan = self.plans[(device, m, capturing)] = Plan(
+            self, cfg, m, x2d, not capturing, capturing
+        )
+        if not capturing and ns["_GRAPH_CELLS"] and (device, m, True) not in self.plans:
+            graph = Plan(self, ns["config_for"](m, key, True), m, x2d, False)
+            self.plans[(device, m, True)] = graph
+            if graph.cfg is not plan.cfg:
+                self.execute(graph, x2d, weights, biases, private=True)
+        return plan
+
+    def execute(self, plan, x2d, weights, biases, private=False, out=None):
+        """Run `plan` on a contiguous [M, in] input, into `out` if given. private=True (during a
+        CUDA graph capture): the plan's own workspace, or fresh zeroed buffers."""
+        ns = self.ns
+        if plan.torch_path is not None:
+            y = plan.torch_path(x2d, weights, biases)
+        elif plan.steps is not None:
+            y = plan.run_steps(
+                plan.steps, x2d, weights, biases, plan.num_warps, plan.num_stages, plan.device
+            )
+        elif plan.ready is not None and not plan.ready(x2d, weights):
+            y = ns["reference"](x2d, weights, biases)
+        else:
+            m = x2d.shape[0]
+            y = x2d.new_empty((m, self.widths[-1])) if out is None else out
+            ws = plan.ws
+            if ws is None and plan.strategy in ns["_WORKSPACE_BUFFERS"]:
+                make = ns["_WORKSPACE_BUFFERS"][plan.strategy]
+                ws = make(x2d, m) if private else self.shared_workspace(plan.strategy, x2d, m)
+            args = [x2d, y, *ns["_join"](weights, biases), *(ws or ()), m]
+            self.run(
+                plan.kernel, plan.grid, args, plan.num_warps, plan.num_stages, self.caller,
+                plan.device, plan.pdl,
+            )  # fmt: skip
+            return y
+        return y if out is None else out.copy_(y)
+
+    def launch(self, x2d, weights, biases, cfg, out=None):
+        """Run `cfg` (a TUNED cell) once on a contiguous [M, in] input (the module's _launch)."""
+        return self.execute(Plan(self, cfg, x2d.shape[0], x2d), x2d, weights, biases, out=out)
+
+    def forward(self, x2d, weights, biases, out=None):
+        """y for a contiguous [M, in] CUDA input, M > 0 (the module's _forward): the cached plan
+        of (device, M, capturing), whose first call outside a capture opens its lane."""
+        m = x2d.shape[0]
+        capturing = self.ns["_GRAPH_CELLS"] and torch.cuda.is_current_stream_capturing()
+        plan = self.plans.get((x2d.get_device(), m, capturing))
+        if plan is None:
+            plan = self.new_plan(x2d, m, capturing, weights, biases)
+        y = self.execute(plan, x2d, weights, biases, private=capturing, out=out)
+        if plan.lane is None and not capturing:
+            self.open_lane(plan, x2d)
+        return y
 
     # -- launching -------------------------------------------------------------------------
 
@@ -194,7 +372,9 @@ class ModuleRuntime:
         )
 
     def forget(self) -> None:
-        """Forget every lane: the module's TUNED changed (the tuner times config after config)."""
+        """Forget every plan and lane: the module's TUNED changed (as the tuner changes it for
+        each config it times)."""
+        self.plans.clear()
         self.lanes.clear()
         self.native[:] = [None, None]
 
@@ -247,7 +427,7 @@ class ModuleRuntime:
 
     def _call_plan(self, plan, x2d, params, out):
         weights, biases = self.ns["_split"](params)
-        return self.ns["_execute"](plan, x2d, weights, biases, out=out)
+        return self.execute(plan, x2d, weights, biases, out=out)
 
     def _output_like(self, x, m):
         """What torch.empty_like turns into a fresh contiguous [m, out] output (cheaper than
