@@ -284,13 +284,19 @@ def graph_replay(mod, x, new_x, weights, biases):
 # shorter host loops (~30 ms a candidate instead of ~70 ms, still medians of tens of bursts);
 # a call of over 125 us is timed in bursts of about 1 ms sized from one call (timing.long_plan:
 # at 262144 rows of 1024,4096,1024 some 6 calls a candidate instead of 72); the best few are
-# re-measured with the full budget before anything is decided (tune.recheck).
+# re-measured on the DECIDE budget before anything is decided (tune.recheck).
 QUICK = {"loops": 3, "loop_s": 0.002, "warmup_ms": 5, "rep_ms": 10, "long_us": 1000.0}
+# The re-measurements decisions rest on: time_call's host loops, half its GPU budget (hundreds
+# of bursts of a call of a few µs, and the decision takes the median of several such
+# measurements, interleaved), and a long call in bursts of about 1 ms, as QUICK times it
+# (time_call's bursts of 8 calls, spun up to 20 ms each, cost 0.4 s a measurement at 262144
+# rows of 784,1024,1024,10 fp32).
+DECIDE = {"warmup_ms": 5, "rep_ms": 20, "long_us": 1000.0}
 
 
 # The search stops timing a candidate whose single call takes over GIVE_UP times the best score
-# its bucket has measured so far (WorkerMeasure): it cannot win, and the full budget of a slow
-# candidate of a large bucket (about fifty calls of up to 100 ms) would cost seconds.
+# its bucket has measured so far (WorkerMeasure): it cannot win, and timing a slow candidate
+# of a large bucket whole (tens of calls of up to 100 ms) would cost seconds.
 GIVE_UP = 2.0
 
 
@@ -298,11 +304,11 @@ def timed(
     call, cuda: bool, host: bool, quick: bool = False, give_up_us: float | None = None
 ) -> tuple[float, float | None, float, bool]:
     """(GPU time, host time if `host` else None, the larger spread of the two, whether the GPU
-    time is one call's: over give_up_us) of `call` by timing.time_call (with `quick`, on the
-    QUICK budget); on a CPU (the interpreter) a rough host time, enough to exercise the tuner,
-    stands in for the GPU time."""
+    time is one call's: over give_up_us) of `call` by timing.time_call on the QUICK budget (with
+    `quick`) or the DECIDE one; on a CPU (the interpreter) a rough host time, enough to exercise
+    the tuner, stands in for the GPU time."""
     if cuda:
-        t = time_call(call, gpu=True, give_up_us=give_up_us, **(QUICK if quick else {}))
+        t = time_call(call, gpu=True, give_up_us=give_up_us, **(QUICK if quick else DECIDE))
         us, spread = t.gpu_us, t.gpu_spread
     else:
         t = time_call(call, gpu=False, loop_s=0, loops=3)

@@ -410,7 +410,7 @@ def search_train(
     progress.close()
     if hasattr(measure, "stop_compiling"):
         measure.stop_compiling()
-    if getattr(measure, "quick", False):  # what decides is timed on the full budget
+    if getattr(measure, "quick", False):  # what decides is timed on measure.DECIDE
         measure.quick = False
     results = {}
     for tb in buckets:

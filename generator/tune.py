@@ -49,8 +49,8 @@ kernel or another space are never mixed in.
   `bucket_timeout` caps a bucket's measuring. The search's measurements time on a quick budget
   (measure.QUICK), and a candidate whose one call is over GIVE_UP times its bucket's best so
   far only for that call (measure.GIVE_UP); what the winners rest on (re-measurement, PDL,
-  kernel sharing) in full. A bucket's PDL variants compile once its search is done, while the
-  other buckets are searched.
+  kernel sharing) on a larger one (measure.DECIDE). A bucket's PDL variants compile once its
+  search is done, while the other buckets are searched.
 
 The search takes `measure(bucket, config) -> Measurement` as an argument: tests drive it with a
 synthetic landscape, `tune_module` with worker processes on the GPUs.
@@ -1427,7 +1427,7 @@ def search(
             results[b.space.bucket] = collect(study, b)
         if not results.final:
             return results
-        for m in measures:  # what is decided on is timed on the full budget (measure.QUICK)
+        for m in measures:  # what is decided on is timed on measure.DECIDE, not QUICK
             if getattr(m, "quick", False):
                 m.quick = False
         if pdl and prefetch is not None:  # every bucket's PDL variants compile at once

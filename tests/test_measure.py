@@ -257,6 +257,26 @@ def test_search_measurements_give_up_past_twice_the_buckets_best(tmp_path):
         m.close()
 
 
+def test_the_search_and_the_decision_time_on_their_own_budgets(monkeypatch):
+    """The search's measurements take measure.QUICK's budget, the decision's measure.DECIDE's:
+    long calls in short bursts on both, the decision with more GPU time than the search."""
+    from mlpgen import measure
+    from mlpgen.timing import Timing
+
+    seen = []
+
+    def fake(call, gpu, **budget):
+        seen.append(budget)
+        return Timing(5.0, 0.01, 4.0, 0.01)
+
+    monkeypatch.setattr(measure, "time_call", fake)
+    for quick in (True, False):
+        assert measure.timed(lambda: None, True, True, quick) == (4.0, 5.0, 0.01, False)
+    quick, decide = seen
+    assert quick["long_us"] == decide["long_us"] == 1000.0
+    assert decide["rep_ms"] > quick["rep_ms"] and "loops" not in decide
+
+
 def test_measurement_score_and_round_trip():
     m = Measurement("ok", us=10.0, host_us=18.0, err=0.2, spread=0.03)
     assert m.score == 18.0

@@ -1575,9 +1575,9 @@ def test_re_measurements_time_what_the_bucket_verified():
     assert set(rec.again_calls) <= set(rec.calls)
 
 
-def test_the_search_times_quickly_and_what_decides_is_timed_in_full():
+def test_the_search_times_quickly_and_what_decides_on_the_larger_budget():
     """The search's own measurements run on the quick budget; the re-measurements of the best
-    few (and PDL's, kernel sharing's) that the winners rest on run on the full one."""
+    few (and PDL's, kernel sharing's) that the winners rest on run on measure.DECIDE's."""
     from mlpgen.tune import RECHECK_ROUNDS
 
     rec = Quick()
