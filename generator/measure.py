@@ -188,7 +188,8 @@ def verify_sizes(bucket: int, config: KernelConfig) -> tuple[int, int]:
 def fresh_workspaces(mod) -> None:
     """Drop the module's cached workspaces, so that the next launch allocates them afresh (under
     verify.poisoned_allocations: NaN) instead of reusing what an earlier candidate left."""
-    if mod._RT is not None:  # the public path allocates a fresh workspace every launch
+    mod._WORKSPACES.clear()  # the public path's
+    if mod._RT is not None:
         mod._RT.workspaces.clear()
 
 

@@ -34,6 +34,27 @@ def test_kernel_matches_reference(run_configs, widths, act, out_act, dtype, bias
     assert not acc.any() and not counts.any()
 
 
+@pytest.mark.interpret
+def test_the_public_path_shares_its_workspace_between_calls(run_configs):
+    """Without mlpgen.runtime (here: the interpreter) a module's calls share one workspace per
+    strategy and device, grown by doubling when a call has more rows, instead of zeroing a
+    fresh one each call: every call stays right on what the previous one left."""
+    from mlpgen.verify import check, random_problem, reference
+
+    spec = MLPSpec((100, 37, 10), act="gelu", dtype="fp32")
+    _, mod = run_configs(spec, CONFIGS[:1], 20, with_module=True)
+    ((rows, held),) = mod._WORKSPACES.values()
+    assert rows == 20
+    cell = next(iter(mod.TUNED["test|sm0|0"].values()))
+    for m, grown in ((13, 20), (20, 20), (37, 40)):
+        x, weights, biases = random_problem(spec, m, seed=m)
+        y = mod._launch(x, weights, biases, cell)
+        assert check(y, reference(spec, x, weights, biases), spec.dtype).ok
+        ((rows, now),) = mod._WORKSPACES.values()
+        assert rows == grown and (now is held) == (grown == 20)
+    assert not any(t.any() for t in now)
+
+
 def test_small_batches_two_layers_and_distinct_kernels():
     """Its atomics' traffic grows with the rows: searched up to 4096 rows. A chunk past the
     hidden width (a block_n past the output width) renders the smallest one that covers it."""
