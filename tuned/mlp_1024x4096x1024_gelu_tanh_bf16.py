@@ -38,15 +38,11 @@ BIAS = True
 # the heuristic for GPUs without an entry.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 71.662, "eager_us": 14.736, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 12.692}, "host_us": 12.315, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 8, "strategy": "split", "us": 13.78},
-        16: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 50.103, "eager_us": 15.342, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 13.026}, "host_us": 13.168, "kernel": "_k_chain_m16_n32_k128", "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "chain", "us": 14.164},
-        64: {"block_k": 128, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 51.871, "eager_us": 17.132, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 14.428}, "host_us": 15.486, "kernel": "_k_chain_m64_n32_k128", "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "chain", "us": 16.284},
-        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 49.722, "eager_us": 21.494, "host_us": 19.57, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 18.548},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 47.988, "eager_us": 40.696, "host_us": 33.81, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 34.066},
-        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 121.2, "eager_us": 118.89, "host_us": 103.505, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 103.42},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 465.493, "eager_us": 446.635, "host_us": 394.575, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 391.605},
-        65536: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 1789.056, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 1581.216},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 7012.224, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 6092.768},
+        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 57.554, "eager_us": 12.877, "host_us": 12.34, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 11.557},
+        64: {"block_k": 128, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 61.452, "eager_us": 14.474, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 12.889}, "host_us": 15.495, "kernel": "_k_chain_m64_n32_k128", "num_stages": 3, "num_warps": 4, "pdl": True, "strategy": "chain", "us": 15.477},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 70.926, "eager_us": 36.022, "host_us": 32.631, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 32.575},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 499.704, "eager_us": 499.148, "host_us": 440.495, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 440.186},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 8105.19, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 7214.602},
     },
     "default": {
         1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split"},
@@ -63,7 +59,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 1024,4096,1024 --act gelu_tanh --dtype bf16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-03T18:50:47", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 270, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": None, "triton": "3.6.0", "tuning_seconds": 67.2, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [64, 1024], "command": "mlpgen --widths 1024,4096,1024 --act gelu_tanh --dtype bf16 --batches 64,1024 --trials 32 --seed 0 --timeout 170.0 --workers 1", "compile_seconds": 34.6, "cuda": "13.0", "date": "2026-12-02T09:32:36", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 64, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 170.0, "torch": "2.11.0+cu130", "trials": 32, "triton": "3.6.0", "tuning_seconds": 32.9, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
@@ -433,8 +429,6 @@ def train_reduce(ws_ptr, out_ptr, splits, NUMEL: tl.constexpr, BLOCK: tl.constex
 
 # a TUNED cell's kernel name -> (the @triton.jit function, the tile sizes it passes as constexprs)
 KERNELS = {
-    "_k_chain_m16_n32_k128_l0": (_k_chain_l0, (16, 32, 128)),
-    "_k_chain_m16_n32_k128_l1": (_k_chain_l1, (16, 32, 128)),
     "_k_chain_m64_n32_k128_l0": (_k_chain_l0, (64, 32, 128)),
     "_k_chain_m64_n32_k128_l1": (_k_chain_l1, (64, 32, 128)),
     "_k_split_m16_c128_n128_k128": (_k_split, (16, 128, 128, 128)),

@@ -38,15 +38,15 @@ BIAS = True
 # the heuristic for GPUs without an entry.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 64.988, "eager_us": 9.192, "graph": {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 2, "strategy": "cluster", "us": 3.848}, "host_us": 8.386, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.328},
-        16: {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 45.091, "eager_us": 9.732, "host_us": 5.881, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "us": 3.248},
-        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 65.235, "eager_us": 10.0, "host_us": 6.025, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.06},
-        256: {"block_k": 64, "block_m": 32, "block_n": 64, "chunk": 128, "eager_host_us": 69.628, "eager_us": 10.27, "host_us": 8.962, "kernel": "_k_stream_m32_n64_c128", "num_stages": 2, "num_warps": 4, "pdl": True, "strategy": "stream", "us": 4.388},
-        1024: {"block_k": 64, "block_m": 32, "block_n": 64, "chunk": 128, "eager_host_us": 46.119, "eager_us": 10.86, "host_us": 8.982, "kernel": "_k_stream_m32_n64_c128", "num_stages": 2, "num_warps": 4, "pdl": True, "strategy": "stream", "us": 4.408},
-        4096: {"block_k": 64, "block_m": 32, "block_n": 64, "chunk": 128, "eager_host_us": 47.237, "eager_us": 12.058, "graph": {"block_k": 64, "block_m": 32, "block_n": 32, "chunk": 128, "kernel": "_k_rowblock_m32_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 5.36}, "host_us": 5.992, "kernel": "_k_stream_m32_n64_c128", "num_stages": 2, "num_warps": 4, "pdl": True, "strategy": "stream", "us": 5.352},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 44.997, "eager_us": 16.48, "host_us": 6.084, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 6.332},
-        65536: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 51.596, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 18.234},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 174.832, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 72.232},
+        1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 41.487, "eager_us": 9.532, "host_us": 5.449, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "us": 2.436},
+        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 60.685, "eager_us": 9.644, "host_us": 5.845, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "us": 2.672},
+        64: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 65.539, "eager_us": 9.932, "host_us": 5.276, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "us": 3.064},
+        256: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 63.506, "eager_us": 10.232, "host_us": 5.732, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.108},
+        1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 40.687, "eager_us": 10.81, "host_us": 5.815, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.256},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 53.55, "eager_us": 11.85, "graph": {"block_k": 64, "block_m": 32, "block_n": 32, "chunk": 128, "kernel": "_k_rowblock_m32_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 5.144}, "host_us": 5.371, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 4.396},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 39.94, "eager_us": 16.328, "host_us": 5.827, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 6.276},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_us": 51.98, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 4, "pdl": True, "strategy": "stream", "us": 17.862},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 175.012, "kernel": "_k_stream_m64_n32_c64", "num_stages": 2, "num_warps": 4, "strategy": "stream", "us": 70.048},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
@@ -63,7 +63,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 128,128,128 --act silu --dtype bf16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-03T18:51:54", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 329, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": None, "triton": "3.6.0", "tuning_seconds": 53.8, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 128,128,128 --act silu --dtype bf16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --trials 40 --seed 0 --timeout 120.0 --workers 1", "compile_seconds": 19.0, "cuda": "13.0", "date": "2026-12-02T18:18:07", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": 120.0, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 56.0, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
@@ -262,8 +262,8 @@ def _cluster_load(slot, base):
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_cluster_m1_c32_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # cluster: 1 row(s) a cluster on the CUDA cores, chunk=32, BLOCK_K=256, 4 CTAs a cluster, 32 output columns each
+def _k_cluster_m1_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # cluster: 1 row(s) a cluster on the CUDA cores, chunk=32, BLOCK_K=128, 4 CTAs a cluster, 32 output columns each
     _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
     base = _cluster_buffer(512)
     pid = tl.program_id(0)
@@ -273,12 +273,10 @@ def _k_cluster_m1_c32_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     hid = rank * 32 + tl.arange(0, 32)
     ns = tl.arange(0, 128)
     # everything this CTA reads, in flight together: x rows, the first layer's k tiles, the second's
-    ks0 = 0 + tl.arange(0, 256)
-    a0_0 = tl.load(x_ptr + (row0 + 0) * 128 + ks0, mask=(row0 + 0 < M) & (ks0 < 128), other=0.0)
+    ks0 = 0 + tl.arange(0, 128)
+    a0_0 = tl.load(x_ptr + (row0 + 0) * 128 + ks0, mask=(row0 + 0 < M), other=0.0)
     w0_0 = tl.load(
         w0_ptr + hid[:, None] * 128 + ks0[None, :],
-        mask=(ks0[None, :] < 128),
-        other=0.0,
     )
     w1 = tl.load(
         w1_ptr + ns[:, None] * 128 + hid[None, :],
@@ -463,36 +461,61 @@ def _k_rowblock_c128_v2(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M, BLOCK_M
 
 
 @triton.jit(do_not_specialize=["M"])
-def _k_stream_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def _k_stream_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
     rows = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     row_ok = rows[:, None] < M
-    cols = 0 + tl.arange(0, 128)
+    cols = 0 + tl.arange(0, 64)
     x_0 = tl.load(
         x_ptr + rows[:, None] * 128 + cols[None, :],
         mask=row_ok,
         other=0.0,
     )
-    acc_0 = tl.zeros((BLOCK_M, 128), dtype=tl.float32)
+    cols = 64 + tl.arange(0, 64)
+    x_1 = tl.load(
+        x_ptr + rows[:, None] * 128 + cols[None, :],
+        mask=row_ok,
+        other=0.0,
+    )
+    acc_0 = tl.zeros((BLOCK_M, 64), dtype=tl.float32)
+    acc_1 = tl.zeros((BLOCK_M, 64), dtype=tl.float32)
     for j in range(0, 128, BLOCK_N):
         hid = j + tl.arange(0, BLOCK_N)
         # hidden columns hid: 128 -> 128, silu
         s = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        k_idx = 0 + tl.arange(0, 128)
+        k_idx = 0 + tl.arange(0, 64)
         w = tl.load(
             w0_ptr + hid[:, None] * 128 + k_idx[None, :],
         )
         s = tl.dot(x_0, tl.trans(w), s)
+        k_idx = 64 + tl.arange(0, 64)
+        w = tl.load(
+            w0_ptr + hid[:, None] * 128 + k_idx[None, :],
+        )
+        s = tl.dot(x_1, tl.trans(w), s)
         s += tl.load(b0_ptr + hid).to(tl.float32)[None, :]
         h = (s * (0.5 + 0.5 * _tanh(0.5 * s))).to(tl.bfloat16)
         # 128 -> 128: this slice's share of every output chunk
-        n_idx = 0 + tl.arange(0, 128)
+        n_idx = 0 + tl.arange(0, 64)
         w = tl.load(
             w1_ptr + n_idx[:, None] * 128 + hid[None, :],
         )
         acc_0 = tl.dot(h, tl.trans(w), acc_0)
-    n_idx = 0 + tl.arange(0, 128)
+        n_idx = 64 + tl.arange(0, 64)
+        w = tl.load(
+            w1_ptr + n_idx[:, None] * 128 + hid[None, :],
+        )
+        acc_1 = tl.dot(h, tl.trans(w), acc_1)
+    n_idx = 0 + tl.arange(0, 64)
     acc = acc_0
+    acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
+    tl.store(
+        y_ptr + rows[:, None] * 128 + n_idx[None, :],
+        acc.to(tl.bfloat16),
+        mask=row_ok,
+    )
+    n_idx = 64 + tl.arange(0, 64)
+    acc = acc_1
     acc += tl.load(b1_ptr + n_idx).to(tl.float32)[None, :]
     tl.store(
         y_ptr + rows[:, None] * 128 + n_idx[None, :],
@@ -694,17 +717,18 @@ def train_reduce(ws_ptr, out_ptr, splits, NUMEL: tl.constexpr, BLOCK: tl.constex
 
 # a TUNED cell's kernel name -> (the @triton.jit function, the tile sizes it passes as constexprs)
 KERNELS = {
-    "_k_cluster_m1_c32_k256": (_k_cluster_m1_c32_k256, ()),
+    "_k_cluster_m1_c32_k128": (_k_cluster_m1_c32_k128, ()),
     "_k_rowblock_m16_c128": (_k_rowblock_c128, (16,)),
     "_k_rowblock_m16_c64": (_k_rowblock_c64, (16,)),
     "_k_rowblock_m32_c128": (_k_rowblock_c128, (32,)),
     "_k_rowblock_m64_c128": (_k_rowblock_c128_v2, (64,)),
     "_k_rowblock_m64_c64": (_k_rowblock_c64, (64,)),
-    "_k_stream_m32_n64_c128": (_k_stream_c128, (32, 64)),
+    "_k_stream_m128_n32_c64": (_k_stream_c64, (128, 32)),
+    "_k_stream_m64_n32_c64": (_k_stream_c64, (64, 32)),
 }
 # a cluster kernel (KERNELS' pair) -> (CTAs a cluster, receive buffer bytes)
 _CLUSTER_LAUNCH = {
-    KERNELS["_k_cluster_m1_c32_k256"]: (4, 512),
+    KERNELS["_k_cluster_m1_c32_k128"]: (4, 512),
 }
 
 # -- the torch path -----------------------------------------------------------------------------

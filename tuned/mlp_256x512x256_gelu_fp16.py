@@ -38,15 +38,15 @@ BIAS = True
 # the heuristic for GPUs without an entry.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 81.837, "eager_us": 10.348, "graph": {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 4.04}, "host_us": 10.156, "kernel": "_k_persist_m64_n64_last32_k64", "last_block_n": 32, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 5.92},
-        16: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 55.081, "eager_us": 10.472, "graph": {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 64, "kernel": "_k_cluster_m1_c64_k256", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 4.972}, "host_us": 10.658, "kernel": "_k_persist_m64_n64_last32_k64", "last_block_n": 32, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 5.936},
-        64: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 47.556, "eager_us": 10.272, "graph": {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 5.512}, "host_us": 10.875, "kernel": "_k_persist_m64_n64_last32_k64", "last_block_n": 32, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 6.0},
-        256: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 48.875, "eager_us": 11.288, "graph": {"block_k": 128, "block_m": 32, "block_n": 32, "chunk": 64, "kernel": "_k_cluster_m32_c64_k128", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 6.596}, "host_us": 10.546, "kernel": "_k_persist_m64_n64_last32_k64", "last_block_n": 32, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 6.004},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 70.539, "eager_us": 12.596, "host_us": 7.285, "kernel": "_k_persist_m64_n64_last32_k64", "last_block_n": 32, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 6.56},
-        4096: {"block_k": 64, "block_m": 64, "block_n": 256, "chunk": 64, "eager_host_us": 67.41, "eager_us": 17.356, "graph": {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "kernel": "_k_persist_m64_n128_k64", "num_stages": 4, "num_warps": 4, "strategy": "persist", "us": 12.444}, "host_us": 11.645, "kernel": "_k_persist_m64_n256_k64", "num_stages": 4, "num_warps": 8, "pdl": True, "strategy": "persist", "us": 12.154},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 57.107, "eager_us": 40.012, "host_us": 21.947, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "pdl": True, "strategy": "stream", "us": 23.048},
-        65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 123.518, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "us": 92.632},
-        262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 451.936, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "us": 321.768},
+        1: {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 35.815, "eager_us": 10.758, "host_us": 5.974, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 3.152},
+        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 38.801, "eager_us": 10.44, "host_us": 8.767, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 4.504},
+        64: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 50.164, "eager_us": 10.82, "host_us": 8.879, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 4.608},
+        256: {"block_k": 64, "block_m": 32, "block_n": 32, "chunk": 64, "eager_host_us": 38.858, "eager_us": 11.368, "host_us": 5.898, "kernel": "_k_persist_m32_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 5.488},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 41.15, "eager_us": 12.436, "host_us": 8.229, "kernel": "_k_persist_m64_n64_last32_k64", "last_block_n": 32, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 6.554},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 39.774, "eager_us": 17.342, "host_us": 10.964, "kernel": "_k_persist_m64_n128_k64", "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 11.694},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 39.257, "eager_us": 39.934, "host_us": 22.637, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "pdl": True, "strategy": "stream", "us": 23.35},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 123.056, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "us": 87.584},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 424.616, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "us": 322.472},
     },
     "default": {
         1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split"},
@@ -63,7 +63,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 256,512,256 --act gelu --dtype fp16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-03T18:49:24", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 346, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": None, "triton": "3.6.0", "tuning_seconds": 56.0, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 256,512,256 --act gelu --dtype fp16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --trials 40 --seed 0 --workers 1", "compile_seconds": 27.2, "cuda": "13.0", "date": "2026-12-02T18:15:12", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 70.6, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
@@ -402,6 +402,55 @@ def _k_cluster(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M, BLOCK_M: tl.cons
 
 
 @triton.jit(do_not_specialize=["M"])
+def _k_cluster_m1_c32_k128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
+    # cluster: 1 row(s) a cluster on the CUDA cores, chunk=32, BLOCK_K=128, 16 CTAs a cluster, 16 output columns each
+    _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
+    base = _cluster_buffer(1024)
+    pid = tl.program_id(0)
+    rank = pid % 16
+    row0 = (pid // 16).to(tl.int64) * 1
+    _cluster_arrive()
+    hid = rank * 32 + tl.arange(0, 32)
+    ns = tl.arange(0, 256)
+    # everything this CTA reads, in flight together: x rows, the first layer's k tiles, the second's
+    ks0 = 0 + tl.arange(0, 128)
+    a0_0 = tl.load(x_ptr + (row0 + 0) * 256 + ks0, mask=(row0 + 0 < M), other=0.0)
+    ks1 = 128 + tl.arange(0, 128)
+    a0_1 = tl.load(x_ptr + (row0 + 0) * 256 + ks1, mask=(row0 + 0 < M), other=0.0)
+    w0_0 = tl.load(
+        w0_ptr + hid[:, None] * 256 + ks0[None, :],
+    )
+    w0_1 = tl.load(
+        w0_ptr + hid[:, None] * 256 + ks1[None, :],
+    )
+    w1 = tl.load(
+        w1_ptr + ns[:, None] * 512 + hid[None, :],
+    )
+    cols = rank * 16 + tl.arange(0, 16)
+    bias0 = tl.load(b0_ptr + hid).to(tl.float32)
+    bias1 = tl.load(b1_ptr + cols, mask=cols < 256, other=0.0).to(tl.float32)
+    # row 0: 256 -> 512 (gelu) for hidden columns hid, then their share of every output
+    s = bias0
+    s += tl.sum(w0_0.to(tl.float32) * a0_0.to(tl.float32)[None, :], axis=1)
+    s += tl.sum(w0_1.to(tl.float32) * a0_1.to(tl.float32)[None, :], axis=1)
+    h = _gelu_f16(s)
+    part0 = tl.sum(w1.to(tl.float32) * h.to(tl.float32)[None, :], axis=1)
+    # every CTA of the cluster runs: store each partial into its column owner's slot (rank, row)
+    dep = _cluster_wait()
+    owner = ns // 16
+    ok = ((row0 + 0 < M) & (ns < 256)).to(tl.int32)
+    _cluster_store1((rank * 1 + 0) * 16 + ns % 16 + dep, base, owner, ok, part0)
+    # every CTA's stores are visible: sum this CTA's columns over the slots (a fixed order)
+    dep = _cluster_sync()
+    ranks = tl.arange(0, 16)
+    mine = tl.arange(0, 16)
+    out = tl.sum(_cluster_load((ranks[:, None] * 1 + 0) * 16 + mine[None, :] + dep, base), axis=0)
+    out += bias1
+    out = out.to(tl.float16)
+    tl.store(y_ptr + (row0 + 0) * 256 + cols, out, mask=(row0 + 0 < M) & (cols < 256))
+
+
+@triton.jit(do_not_specialize=["M"])
 def _k_cluster_m1_c32_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     # cluster: 1 row(s) a cluster on the CUDA cores, chunk=32, BLOCK_K=256, 16 CTAs a cluster, 16 output columns each
     _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
@@ -439,49 +488,6 @@ def _k_cluster_m1_c32_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
     ranks = tl.arange(0, 16)
     mine = tl.arange(0, 16)
     out = tl.sum(_cluster_load((ranks[:, None] * 1 + 0) * 16 + mine[None, :] + dep, base), axis=0)
-    out += bias1
-    out = out.to(tl.float16)
-    tl.store(y_ptr + (row0 + 0) * 256 + cols, out, mask=(row0 + 0 < M) & (cols < 256))
-
-
-@triton.jit(do_not_specialize=["M"])
-def _k_cluster_m1_c64_k256(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M):
-    # cluster: 1 row(s) a cluster on the CUDA cores, chunk=64, BLOCK_K=256, 8 CTAs a cluster, 32 output columns each
-    _pdl_enter()  # the next kernel (the next call's) may launch now; this one waits for the previous
-    base = _cluster_buffer(1024)
-    pid = tl.program_id(0)
-    rank = pid % 8
-    row0 = (pid // 8).to(tl.int64) * 1
-    _cluster_arrive()
-    hid = rank * 64 + tl.arange(0, 64)
-    ns = tl.arange(0, 256)
-    # everything this CTA reads, in flight together: x rows, the first layer's k tiles, the second's
-    ks0 = 0 + tl.arange(0, 256)
-    a0_0 = tl.load(x_ptr + (row0 + 0) * 256 + ks0, mask=(row0 + 0 < M), other=0.0)
-    w0_0 = tl.load(
-        w0_ptr + hid[:, None] * 256 + ks0[None, :],
-    )
-    w1 = tl.load(
-        w1_ptr + ns[:, None] * 512 + hid[None, :],
-    )
-    cols = rank * 32 + tl.arange(0, 32)
-    bias0 = tl.load(b0_ptr + hid).to(tl.float32)
-    bias1 = tl.load(b1_ptr + cols, mask=cols < 256, other=0.0).to(tl.float32)
-    # row 0: 256 -> 512 (gelu) for hidden columns hid, then their share of every output
-    s = bias0
-    s += tl.sum(w0_0.to(tl.float32) * a0_0.to(tl.float32)[None, :], axis=1)
-    h = _gelu_f16(s)
-    part0 = tl.sum(w1.to(tl.float32) * h.to(tl.float32)[None, :], axis=1)
-    # every CTA of the cluster runs: store each partial into its column owner's slot (rank, row)
-    dep = _cluster_wait()
-    owner = ns // 32
-    ok = ((row0 + 0 < M) & (ns < 256)).to(tl.int32)
-    _cluster_store1((rank * 1 + 0) * 32 + ns % 32 + dep, base, owner, ok, part0)
-    # every CTA's stores are visible: sum this CTA's columns over the slots (a fixed order)
-    dep = _cluster_sync()
-    ranks = tl.arange(0, 8)
-    mine = tl.arange(0, 32)
-    out = tl.sum(_cluster_load((ranks[:, None] * 1 + 0) * 32 + mine[None, :] + dep, base), axis=0)
     out += bias1
     out = out.to(tl.float16)
     tl.store(y_ptr + (row0 + 0) * 256 + cols, out, mask=(row0 + 0 < M) & (cols < 256))
@@ -874,11 +880,10 @@ def train_reduce(ws_ptr, out_ptr, splits, NUMEL: tl.constexpr, BLOCK: tl.constex
 # a TUNED cell's kernel name -> (the @triton.jit function, the tile sizes it passes as constexprs)
 KERNELS = {
     "_k_cluster_m16_c32_k128": (_k_cluster, (16, 32, 128, 16, 16)),
+    "_k_cluster_m1_c32_k128": (_k_cluster_m1_c32_k128, ()),
     "_k_cluster_m1_c32_k256": (_k_cluster_m1_c32_k256, ()),
-    "_k_cluster_m1_c64_k256": (_k_cluster_m1_c64_k256, ()),
-    "_k_cluster_m32_c64_k128": (_k_cluster, (32, 64, 128, 8, 32)),
+    "_k_persist_m32_n32_last16_k64": (_k_persist, (32, 32, 16, 64)),
     "_k_persist_m64_n128_k64": (_k_persist, (64, 128, 128, 64)),
-    "_k_persist_m64_n256_k64": (_k_persist, (64, 256, 256, 64)),
     "_k_persist_m64_n64_last32_k64": (_k_persist, (64, 64, 32, 64)),
     "_k_split_m16_c128_n128_k128": (_k_split, (16, 128, 128, 128)),
     "_k_split_m16_c32_n256_k128": (_k_split, (16, 32, 256, 128)),
@@ -889,9 +894,8 @@ KERNELS = {
 # a cluster kernel (KERNELS' pair) -> (CTAs a cluster, receive buffer bytes)
 _CLUSTER_LAUNCH = {
     KERNELS["_k_cluster_m16_c32_k128"]: (16, 16384),
+    KERNELS["_k_cluster_m1_c32_k128"]: (16, 1024),
     KERNELS["_k_cluster_m1_c32_k256"]: (16, 1024),
-    KERNELS["_k_cluster_m1_c64_k256"]: (8, 1024),
-    KERNELS["_k_cluster_m32_c64_k128"]: (8, 32768),
 }
 
 # -- the torch path -----------------------------------------------------------------------------
