@@ -39,7 +39,9 @@ kernel or another space are never mixed in.
   while others have theirs compiled (Driver.turn): the GPU does not wait for a compile that
   other measurements can cover.
 - Several workers (one per GPU) are threads of this process, each driving its own measuring
-  process on its own GPU; they coordinate through the storage only (Claims), exactly as
+  process on its own GPU (two driver threads a GPU, taking turns on its measuring process, so
+  that one's sampler work overlaps the other's measurement: measure.WorkerMeasure.drivers);
+  they coordinate through the storage only (Claims), exactly as
   several processes or hosts pointing at one `--storage` do: a config is measured by whoever
   holds its claim; the first process with nothing left to measure claims the decision, waits
   for the measurements in flight, decides every bucket and writes the module, once.
