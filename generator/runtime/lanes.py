@@ -229,7 +229,7 @@ class ModuleRuntime:
         self.hidden = {}  # device -> (rows, [hidden buffers]) for the native lane's layer steps
         self.lt_workspaces = {}  # device -> cuBLASLt workspace
         self.plans = {}  # (device index, M, capturing) -> Plan
-        self.workspaces = {}  # (strategy, device index) -> (rows, buffers): the calls plans'
+        self.workspaces = ns["_WORKSPACES"]  # (strategy, device) -> (rows, buffers): the module's
         self.lean = self._make_lean()
 
     def direct_call(self, cls, module_call) -> None:
@@ -245,15 +245,9 @@ class ModuleRuntime:
         return Plan(self, cfg, m, x, shared_ws, capturing)
 
     def shared_workspace(self, strategy, x, m):
-        """The device's workspace of `strategy` for at least m rows, grown by doubling. Each
-        launch leaves it fit for the next, so one per device serves every call (concurrent
-        launches on two streams of one device would share it)."""
-        key = (strategy, x.get_device())
-        held = self.workspaces.get(key)
-        if held is None or held[0] < m:
-            rows = max(m, 2 * held[0]) if held is not None else m
-            held = self.workspaces[key] = (rows, self.ns["_WORKSPACE_BUFFERS"][strategy](x, rows))
-        return held[1]
+        """The device's workspace of `strategy` for at least m rows: the module's own
+        (_workspace), which the module's public launches share too."""
+        return self.ns["_workspace"](strategy, x, m)
 
     def new_plan(self, x2d, m, capturing, weights, biases) -> Plan:
         """The plan for (device, M, capturing), cached. Outside a capture, a bucket with a
