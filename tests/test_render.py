@@ -402,3 +402,36 @@ def test_persist_releases_the_next_kernel_after_its_last_barrier(widths):
     release = steps.index("_pdl_release(")
     assert steps[release - 1] == "_grid_sync(" and steps.count("_grid_sync(") == barriers
     assert steps[release + 1] == f"# layer {len(widths) - 2}"  # the last layer follows
+
+
+def test_compacted_kernels_have_the_templates_syntax_tree(monkeypatch):
+    """compact() only joins lines: every kernel of the shipped tables (every strategy, odd
+    widths' masks) parses to the tree its template renders, and comes out shorter."""
+    from conftest import SHIPPED
+
+    import mlpgen.render as render
+
+    specs = [read_module(p)[:2] for p in SHIPPED]
+    odd = MLPSpec((37, 100, 10), act="gelu", dtype="fp32")
+    specs.append((odd, {"default": default_table(odd)}))
+    kernels = {
+        (spec, KernelConfig.from_dict(cell))
+        for spec, tuned in specs
+        for table in tuned.values()
+        for cell in table.values()
+        if cell.get("kernel")
+    }
+    assert {config.strategy for _, config in kernels} >= {"cluster", "persist", "split", "stream"}
+    compacted, compact = {k: render_kernel(*k) for k in kernels}, render.compact
+    monkeypatch.setattr(render, "compact", lambda source: source)
+    shorter = 0
+    for key, text in compacted.items():
+        raw = render_kernel(*key)
+        assert ast.dump(ast.parse(text)) == ast.dump(ast.parse(raw)), key
+        assert max(len(line) for line in text.splitlines()[2:]) <= max(
+            100, *(len(line) for line in raw.splitlines()[2:])
+        )
+        shorter += text.count("\n") < raw.count("\n")
+    assert shorter >= len(kernels) // 2
+    assert compact("f(\n    a,\n    b,\n)\n") == "f(a, b)\n"
+    assert compact("t = (\n    a,\n)\n") == "t = (\n    a,\n)\n"  # a 1-tuple keeps its comma
