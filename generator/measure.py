@@ -188,7 +188,7 @@ def verify_sizes(bucket: int, config: KernelConfig) -> tuple[int, int]:
 def fresh_workspaces(mod) -> None:
     """Drop the module's cached workspaces, so that the next launch allocates them afresh (under
     verify.poisoned_allocations: NaN) instead of reusing what an earlier candidate left."""
-    mod._WORKSPACES.clear()  # the public path's, and mlpgen.runtime's plans
+    getattr(mod, "_WORKSPACES", {}).clear()  # the public path's, and mlpgen.runtime's plans
 
 
 # The fp32 references of the verification inputs, kept between candidates: every candidate of

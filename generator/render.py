@@ -254,6 +254,8 @@ def render_module(
     kernel_sources.append(training.render_training(spec, train_fused).strip("\n"))
     strategies = {dispatch.launch_kind(c.to_dict()) for c in kernels.values()}
     used = {c.strategy for c in configs}
+    launches = sorted({LAUNCH_TEMPLATES[s] for s in strategies if s in LAUNCH_TEMPLATES})
+    launch_sources = [environment().get_template(t).render().strip("\n") for t in launches]
     return (
         environment()
         .get_template("module.py.j2")
@@ -265,9 +267,9 @@ def render_module(
             header=header,
             helper_sources=helper_sources(spec, kernel_sources),
             kernel_sources=kernel_sources,
-            launch_templates=sorted(
-                {LAUNCH_TEMPLATES[s] for s in strategies if s in LAUNCH_TEMPLATES}
-            ),
+            launch_sources=launch_sources,
+            # the strategy tables that the launch parts fill (_GRIDS["persist"] = ...)
+            tables=set(re.findall(r"^(_[A-Z_]+)(?:\[|\.add\()", "\n".join(launch_sources), re.M)),
             rule_sources=[inspect.getsource(f).strip("\n") for f in dispatch.RENDERED],
             epilogue_gelu=epilogue_gelu(spec) if "epilogue" in used else None,
             kernel_table=kernel_table,

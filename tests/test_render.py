@@ -435,3 +435,26 @@ def test_compacted_kernels_have_the_templates_syntax_tree(monkeypatch):
     assert shorter >= len(kernels) // 2
     assert compact("f(\n    a,\n    b,\n)\n") == "f(a, b)\n"
     assert compact("t = (\n    a,\n)\n") == "t = (\n    a,\n)\n"  # a 1-tuple keeps its comma
+
+
+def test_a_module_declares_only_the_strategy_tables_its_launch_parts_fill():
+    """The shipped 64-wide module runs rowblock only: no grid, workspace, readiness, fallback or
+    layer-step tables, nor the SM count; the headline's cluster, persist, split and TMA cells
+    bring theirs, and mlpgen.runtime reads the workspace size off their buffers."""
+    import torch
+    from conftest import SHIPPED
+
+    from mlpgen.runtime.lanes import workspace_bytes
+
+    texts = {p.stem: p.read_text() for p in SHIPPED}
+    tables = ("_GRIDS", "_WORKSPACE_BUFFERS", "_READY", "_RUNNABLE", "_STEPS", "_OP_TORCH")
+    rowblock = texts["mlp_64x64x64x64x64x3_relu_fp16"]
+    for name in (*tables, "_WORKSPACES", "def _fallback", "def _sm_count", "def _workspace"):
+        assert name not in rowblock, name
+    headline = texts["mlp_256x512x256_gelu_fp16"]
+    for name in (*tables[:4], "_OP_TORCH = set()", "def _fallback", "def _sm_count"):
+        assert name in headline, name
+    assert "_STEPS" not in headline
+    split = {"_cdiv": lambda a, b: -(-a // b), "WIDTHS": [256, 512, 256], "torch": torch}
+    exec(headline[headline.index("def _split_buffers") :].split("\n\n\n")[0], split)
+    assert workspace_bytes(split["_split_buffers"], 37) == 37 * 256 * 4 + 3 * 4

@@ -170,6 +170,12 @@ class Lane:
 OWN_WORKSPACE_MAX = 64 << 20  # larger workspaces are looked up per call, not held by a plan
 
 
+def workspace_bytes(buffers, m: int) -> int:
+    """Bytes of a module's workspace for m rows (buffers: its _WORKSPACE_BUFFERS entry), from
+    its buffers made on the meta device (nothing allocated)."""
+    return sum(t.nbytes for t in buffers(torch.empty(0, device="meta"), m))
+
+
 class Plan:
     """Everything a call of a generated module needs for one (device, M, capturing), resolved
     once from the cell `cfg` by the module's own rules (its globals `ns`): the cell that runs
@@ -188,29 +194,27 @@ class Plan:
         self.device = x.get_device() if x.is_cuda else None
         if self.device is not None:
             ns["gpu_key"](x.device)  # helpers fit the GPU's architecture before compiling
-        self.cfg = cfg = ns["_fallback"](cfg, m, x)
+        self.cfg = cfg = ns["_fallback"](cfg, m, x) if "_fallback" in ns else cfg
         self.strategy = strategy = ns["launch_kind"](cfg)
         self.torch_path = ns["_TORCH_PATHS"].get(strategy)
         self.pdl = ns["_PDL"][0] and bool(cfg.get("pdl"))  # the first kernel launched with PDL
         self.steps = self.run_steps = None
-        if strategy in ns["_STEPS"]:
+        if strategy in ns.get("_STEPS", ()):
             make, self.run_steps = ns["_STEPS"][strategy]
             self.steps = make(cfg, m, self.pdl)
         self.kernel = None if self.torch_path or self.steps else ns["KERNELS"][cfg["kernel"]]
-        self.ready = ns["_READY"].get(strategy)
+        self.ready = ns.get("_READY", {}).get(strategy)
         self.lane = None  # the runtime's lane for this plan's calls
         self.grid = self.num_warps = self.num_stages = None
         if self.torch_path is None:
-            grid = ns["_GRIDS"].get(strategy, ns["_grid_rows"])
+            grid = ns.get("_GRIDS", {}).get(strategy, ns["_grid_rows"])
             self.grid = None if self.steps else grid(cfg, m, x)
             self.num_warps, self.num_stages = cfg["num_warps"], cfg["num_stages"]
         self.ws = None
-        small = ns["_WORKSPACE_BYTES"].get(strategy, lambda m: 0)(m) <= OWN_WORKSPACE_MAX
-        if strategy in ns["_WORKSPACE_BUFFERS"] and small and not capturing:
-            if shared_ws:
-                self.ws = rt.shared_workspace(strategy, x, m)
-            else:
-                self.ws = ns["_WORKSPACE_BUFFERS"][strategy](x, m)
+        buffers = ns.get("_WORKSPACE_BUFFERS", {}).get(strategy)
+        small = buffers is not None and workspace_bytes(buffers, m) <= OWN_WORKSPACE_MAX
+        if small and not capturing:
+            self.ws = rt.shared_workspace(strategy, x, m) if shared_ws else buffers(x, m)
 
 
 class ModuleRuntime:
@@ -229,7 +233,8 @@ class ModuleRuntime:
         self.hidden = {}  # device -> (rows, [hidden buffers]) for the native lane's layer steps
         self.lt_workspaces = {}  # device -> cuBLASLt workspace
         self.plans = {}  # (device index, M, capturing) -> Plan
-        self.workspaces = ns["_WORKSPACES"]  # (strategy, device) -> (rows, buffers): the module's
+        # (strategy, device) -> (rows, buffers): the module's, where a strategy has a workspace
+        self.workspaces = ns.get("_WORKSPACES", {})
         self.lean = self._make_lean()
 
     def direct_call(self, cls, module_call) -> None:
@@ -282,7 +287,7 @@ class ModuleRuntime:
             m = x2d.shape[0]
             y = x2d.new_empty((m, self.widths[-1])) if out is None else out
             ws = plan.ws
-            if ws is None and plan.strategy in ns["_WORKSPACE_BUFFERS"]:
+            if ws is None and plan.strategy in ns.get("_WORKSPACE_BUFFERS", ()):
                 make = ns["_WORKSPACE_BUFFERS"][plan.strategy]
                 ws = make(x2d, m) if private else self.shared_workspace(plan.strategy, x2d, m)
             args = [x2d, y, *ns["_join"](weights, biases), *(ws or ()), m]
@@ -379,7 +384,7 @@ class ModuleRuntime:
         16-byte-aligned tensors (a misaligned first call leaves it to a later one), else a plan
         lane; then offer it to the native lane."""
         m = x2d.shape[0]
-        buffers = self.ns["_WORKSPACE_BUFFERS"]
+        buffers = self.ns.get("_WORKSPACE_BUFFERS", ())
         one_launch = self.fast and plan.kernel is not None and plan.ready is None
         compiled = None
         if not one_launch or (plan.strategy in buffers and plan.ws is None):

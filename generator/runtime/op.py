@@ -26,9 +26,9 @@ def op_launch(ns, cfg, x, y, params, m):
     """(grid, kernel arguments) of a one-launch cell inside the op: fresh workspace buffers,
     the grid for M (persist: for the traced size)."""
     kind = ns["launch_kind"](cfg)
-    buffers = ns["_WORKSPACE_BUFFERS"].get(kind)
+    buffers = ns.get("_WORKSPACE_BUFFERS", {}).get(kind)
     # a row grid follows the (symbolic) M; persist's grid-stride loop takes any resident grid
-    grid = ns["_GRIDS"].get(kind, ns["_grid_rows"])
+    grid = ns.get("_GRIDS", {}).get(kind, ns["_grid_rows"])
     grid = grid(cfg, ns["_size_hint"](m) if kind == "persist" else m, x)
     return grid, [x, y, *params, *(buffers(x, m) if buffers else ()), m]
 
@@ -62,15 +62,15 @@ def register(ns):
             return ns["reference"](x, weights, biases)
         m = x.shape[0]
         cell = ns["config_for"](size_hint(m), ns["gpu_key"](x.device))
-        cfg = ns["_fallback"](cell, size_hint(m), x)
+        cfg = ns["_fallback"](cell, size_hint(m), x) if "_fallback" in ns else cell
         strategy = ns["launch_kind"](cfg)
-        if strategy in ns["_OP_TORCH"]:
+        if strategy in ns.get("_OP_TORCH", ()):
             return ns["reference"](x, weights, biases)
         if strategy in ns["_TORCH_PATHS"]:
             return ns["_TORCH_PATHS"][strategy](x, weights, biases)
         warps, stages = cfg["num_warps"], cfg["num_stages"]
         launch = traced_launcher(x, warps, stages)
-        if strategy in ns["_STEPS"]:
+        if strategy in ns.get("_STEPS", ()):
             make, run = ns["_STEPS"][strategy]
             return run(make(cfg, m, False), x, weights, biases, warps, stages, launch=launch)
         y = torch.empty((m, ns["WIDTHS"][-1]), dtype=x.dtype, device=x.device)
