@@ -26,15 +26,13 @@ def nearest_bucket(buckets, m: int) -> int:
 
 
 def pick_cell(table: dict, m: int, graph: bool = False) -> dict:
-    """The cell of a GPU's table that serves m rows: the nearest bucket's; with graph=True (a
-    CUDA graph is being captured), its CUDA-graph sub-cell where it has one."""
+    """The nearest bucket's cell of a GPU's table (graph=True: its CUDA-graph sub-cell, if any)."""
     cell = table[nearest_bucket(table, m)]
     return cell.get("graph", cell) if graph else cell
 
 
 def launch_kind(cell: dict) -> str:
-    """Which module-side launch a cell takes: its strategy's, or stream_tma where stream's
-    tiles move by TMA (a persistent grid and descriptor scratch instead of row blocks)."""
+    """A cell's module-side launch: its strategy's, or stream_tma where stream's tiles use TMA."""
     return "stream_tma" if cell.get("tma") else cell["strategy"]
 
 
