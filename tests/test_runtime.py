@@ -427,6 +427,19 @@ def test_the_direct_launch_is_for_the_verified_launcher_only(laned, launchers):
     assert direct == triton.__version__.startswith("3.6.")
 
 
+def test_a_pdl_launch_shares_the_binary_of_the_launch_without(launchers):
+    """Linked: the compiled kernel's binary, function and metadata, with a launcher of its own
+    that sets launch_pdl (the original keeps its own); the C launch is still called directly."""
+    fake = types.SimpleNamespace(
+        src="SRC", function=7, packed_metadata=(4, 1, 0), run=launchers["3.6"](print)
+    )
+    linked = lanes.Linked(fake)
+    assert (linked.src, linked.function, linked.packed_metadata) == ("SRC", 7, (4, 1, 0))
+    assert linked.compiled is fake and linked.run is not fake.run
+    assert linked.run.launch_pdl is True and fake.run.launch_pdl == "PDL"
+    assert lanes.direct_launch(linked.run) == (linked.run.launch, ("COOP", True, None, None))
+
+
 def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
     load_generated, monkeypatch, launchers
 ):
