@@ -84,7 +84,8 @@ def attach(ns: dict) -> Training:
 
 
 def _cdiv(a, b):
-    return -(a // -b)
+    """ceil(a / b), for ints and torch.compile's symbolic sizes alike."""
+    return (a + b - 1) // b
 
 
 class Training:
