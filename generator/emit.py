@@ -22,7 +22,6 @@ from mlpgen.render import generate_command, render_module, template_hash
 from mlpgen.space import DEFAULT_BUCKETS, heuristic_config
 from mlpgen.spec import KernelConfig, MLPSpec, SpecError
 from mlpgen.strategies import upgrade_cell
-from mlpgen.training import FAMILIES, families
 
 DEFAULT_KEY = "default"
 
@@ -157,16 +156,11 @@ def tune_command(spec: MLPSpec, prov: dict) -> str:
     return cmd
 
 
-def render(
-    spec: MLPSpec, tuned: dict, provenance: dict, op: bool = True, all_train_kernels: bool = False
-) -> str:
+def render(spec: MLPSpec, tuned: dict, provenance: dict, op: bool = True) -> str:
     """The module's source; each GPU's provenance names the command that made it. op=False
     leaves out the registration of its torch.compile op (OP is None, as on a torch without
     triton_op): for the tuner's candidate modules, which are only ever called eagerly, since
     a registration costs about 60 ms per module and imports torch._dynamo into the process.
-    The training kernels are those of the families its TRAIN_DEFAULT and its cells' "train"
-    values run (training.families); all_train_kernels: both, for the train search, which
-    measures both on the module.
     """
     provenance = {
         key: {**prov, "command": tune_command(spec, prov)} for key, prov in provenance.items()
@@ -174,8 +168,6 @@ def render(
     cells = [c for table in tuned.values() for c in table.values()]
     cells += [g for g in map(graph_cell, cells) if g is not None]
     configs = [KernelConfig.from_dict(c) for c in cells]
-    trains = [c["train"] for c in cells if "train" in c]
-    fused = FAMILIES if all_train_kernels else families(spec, DEFAULT_BUCKETS, trains)
     header = {
         "version": mlpgen.__version__,
         "template_hash": template_hash(),
@@ -188,7 +180,6 @@ def render(
         format_literal(provenance),
         header,
         leaf_literal(spec.to_dict().items()),
-        fused,
         op=op,
     )
 
@@ -289,12 +280,11 @@ def write_module(
     provenance: dict | None = None,
     buckets=DEFAULT_BUCKETS,
     merge: bool = False,
-    all_train_kernels: bool = False,
 ) -> Path:
     """Create or update the module at `path`: refresh the heuristic default (over `buckets` and
     the buckets it had: a run over fewer buckets does not shrink it) and, given a GPU key,
     replace that GPU's table (or, with merge, only the buckets in `table`, and update its
-    provenance) while keeping every other GPU's entries. all_train_kernels: see render."""
+    provenance) while keeping every other GPU's entries."""
     path = Path(path)
     if path.exists():  # refuse before the lock file is made; checked again under the lock
         same_spec(path, spec)
@@ -312,7 +302,7 @@ def write_module(
             spliced = keep and not set(tuned[gpu_key]) <= set(table or {})
             tuned[gpu_key] = {**(tuned[gpu_key] if keep else {}), **(table or {})}
             prov[gpu_key] = {**(prov.get(gpu_key, {}) if spliced else {}), **(provenance or {})}
-        atomic_write(path, render(spec, tuned, prov, all_train_kernels=all_train_kernels))
+        atomic_write(path, render(spec, tuned, prov))
     return path
 
 

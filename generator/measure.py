@@ -628,6 +628,14 @@ def as_measurement(status: str, value) -> Measurement:
     return Measurement(status if status in VERDICTS else "error", str(value))
 
 
+def runtime_launches() -> bool:
+    """Whether the candidates' modules launch through mlpgen.runtime (its direct launch supports
+    the installed triton, and MLPGEN_RUNTIME is not 0)."""
+    from mlpgen.runtime import unsupported
+
+    return os.environ.get("MLPGEN_RUNTIME") != "0" and unsupported("direct") is None
+
+
 # A kernel that takes longer than this to compile is dropped as a candidate: some kernels of wide
 # fp32 specs (784,1024,1024,10) compile for many minutes, while the headline's compile in seconds.
 COMPILE_LIMIT_S = 60.0
@@ -638,7 +646,9 @@ class Compiler:
     and just ahead of it: `prefetch` queues configs (the search's next candidates), `wait`
     puts one at the head of the queue and blocks until it is compiled. Compiling is CPU-bound
     and Triton keeps the result on disk, so the measuring worker only loads it. A failure
-    (compile error, over `limit_s`) is recorded as the config's reason, never fatal."""
+    (compile error, over `limit_s`) is recorded as the config's reason, never fatal. Where
+    mlpgen.runtime launches the candidates, a PDL variant is its config's binary launched with
+    PDL (lanes.Linked), so only the config compiles."""
 
     def __init__(
         self,
@@ -659,6 +669,7 @@ class Compiler:
         self.busy_s = 0.0  # seconds the compiling processes spent, summed over them
         self.waited_s = 0.0  # seconds `wait` blocked: what compiling added to the search
         self.fatal: WorkerStartError | None = None  # a compiling process could not start
+        self.shares_pdl = runtime_launches()
         self.cond = threading.Condition()
         self.closed = False
         self.graceful = True  # how close ends the processes
@@ -669,9 +680,14 @@ class Compiler:
         for t in self.threads:
             t.start()
 
+    def binary(self, config):
+        """The config whose compile `config` runs: without PDL where the runtime adds it."""
+        linked = self.shares_pdl and getattr(config, "pdl", False)
+        return replace(config, pdl=False) if linked else config
+
     def prefetch(self, configs) -> None:
         with self.cond:
-            for c in dict.fromkeys(configs):
+            for c in dict.fromkeys(map(self.binary, configs)):
                 if c.has_kernel and c not in self.state:
                     self.state[c] = "queued"
                     self.todo.append(c)
@@ -681,6 +697,7 @@ class Compiler:
         """Compile `config` first if it is not yet; its compile error, or None."""
         if not config.has_kernel:
             return None
+        config = self.binary(config)
         t0 = time.monotonic()
         with self.cond:
             if self.state.get(config) == "queued":
@@ -731,7 +748,7 @@ class Compiler:
     def ready(self, config: KernelConfig) -> bool:
         """Whether a wait for `config` would return at once (compiled, failed, or no kernel)."""
         with self.cond:
-            return not config.has_kernel or self.state.get(config) == "done"
+            return not config.has_kernel or self.state.get(self.binary(config)) == "done"
 
     def compiled(self) -> int:
         return sum(1 for v in self.state.values() if v == "done")

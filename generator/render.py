@@ -15,9 +15,8 @@ from pathlib import Path
 import jinja2
 
 import mlpgen.templates
-from mlpgen import dispatch, training
+from mlpgen import dispatch
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import STRATEGIES
 from mlpgen.verify import TOLERANCES
@@ -241,17 +240,14 @@ def render_module(
     provenance_literal: str,
     header: dict,
     spec_literal: str,
-    train_fused: tuple[bool, ...],
     op: bool = True,
 ) -> str:
     """The standalone module: docstring, SPEC, TUNED, PROVENANCE, the kernels of `configs` and
-    the helpers they call, the training kernels of the families in `train_fused`
-    (mlpgen.training.families), the shared rules, a launch part per strategy used, mlp(),
-    autograd, FusedMLP and the self-check. `op`: whether the module registers its
-    torch.compile custom op on import (see emit.render)."""
+    the helpers they call, the shared rules, a launch part per strategy used, mlp(), autograd
+    (its training kernels are mlpgen.runtime.train's), FusedMLP and the self-check. `op`:
+    whether the module registers its torch.compile custom op on import (see emit.render)."""
     kernels = {c.kernel_name: c for c in configs if c.has_kernel}
     kernel_sources, kernel_table = shared_kernels(spec, kernels.values())
-    kernel_sources.append(training.render_training(spec, train_fused).strip("\n"))
     strategies = {dispatch.launch_kind(c.to_dict()) for c in kernels.values()}
     used = {c.strategy for c in configs}
     launches = sorted({LAUNCH_TEMPLATES[s] for s in strategies if s in LAUNCH_TEMPLATES})
@@ -292,10 +288,6 @@ def render_module(
             out_act_grad_src=ACTIVATIONS[spec.out_act].grad_src,
             clusters="cluster" in strategies,
             register_op=op,
-            train_default=training.default_table(spec, DEFAULT_BUCKETS),
-            train_fused=train_fused,
-            grad_inputs=training.grad_inputs(spec),
-            grad_inputs_literal=training.grad_inputs_literal(spec),
             rtol=TOLERANCES[spec.dtype].rtol,
             atol=TOLERANCES[spec.dtype].atol,
         )
@@ -307,13 +299,11 @@ def module_lines(spec: MLPSpec, configs) -> int:
     cell whatever the cell holds). What the configs add is their kernel functions (one per
     function, tile variants sharing it: shared_kernels), the helpers those call and, per
     strategy, its launch code (LAUNCH_TEMPLATES) and side tables: tens to hundreds of lines
-    where a strategy or function is new, one KERNELS line where a tile variant is. The
-    training kernels counted are those of TRAIN_DEFAULT's families."""
+    where a strategy or function is new, one KERNELS line where a tile variant is."""
     return _module_lines(spec, frozenset(configs))
 
 
 @lru_cache(maxsize=1024)
 def _module_lines(spec: MLPSpec, configs: frozenset) -> int:
     header = {"version": "", "template_hash": "", "date": ""}
-    fused = training.families(spec, DEFAULT_BUCKETS)
-    return render_module(spec, list(configs), "{}", "{}", header, "{}", fused).count("\n")
+    return render_module(spec, list(configs), "{}", "{}", header, "{}").count("\n")

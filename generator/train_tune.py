@@ -15,11 +15,12 @@ default_for and this GPU's previous train winner are measured first, TPE propose
 repeated proposal gets its recorded score back; the best few and the torch backward are measured
 again and a kernel config wins only where it beats the torch backward beyond the noise. The
 winner goes into the bucket's TUNED cell as cell["train"] (with its times and the torch
-backward's), which the module's _train_config reads. Buckets are served round-robin, so
-`--timeout` (a second one, after the forward search's) leaves each with its firsts measured. One
-GPU measures; the studies live in memory, so a train search is not resumed. As in the forward
-search, kernels compile in a pool of processes ahead of the measuring worker: every bucket's
-firsts at the start, then each bucket's next proposal, asked a turn ahead (TrainMeasure).
+backward's), which the module's training path (mlpgen.runtime.train) reads. Buckets are served
+round-robin, so `--timeout` (a second one, after the forward search's) leaves each with its
+firsts measured. One GPU measures; the studies live in memory, so a train search is not resumed.
+As in the forward search, kernels compile in a pool of processes ahead of the measuring worker:
+every bucket's firsts at the start, then each bucket's next proposal, asked a turn ahead
+(TrainMeasure).
 """
 
 from __future__ import annotations
@@ -435,16 +436,13 @@ def train_cell(result: BucketResult) -> dict | None:
 def tune_train(path: Path, key: str, opts: TuneOptions, measure: Measure, quiet=False) -> dict:
     """Search the train candidates of the module at `path` on GPU `key` and write each bucket's
     winner into its TUNED cell (the buckets of opts.buckets that this GPU's table holds: the
-    others have no forward cell). While it searches, the module carries the training kernels
-    of both families (a module carries only those its tables name), which `measure` runs; it
-    is written back from its tables at the end, also where the search fails. Returns the
-    summary: per bucket the cell's train value, the re-measurements and the rejected
-    candidates."""
+    others have no forward cell). `measure` trains the module, whose kernel configs
+    mlpgen.runtime.train launches. Returns the summary: per bucket the cell's train value, the
+    re-measurements and the rejected candidates."""
     t0 = time.perf_counter()
     spec, tuned, prov = read_module(path)
     table = tuned.get(key, {})
     opts = replace(opts, buckets=tuple(b for b in opts.buckets if b in table))
-    write_module(path, spec, buckets=opts.buckets, all_train_kernels=True)
     update = {}
     try:
         results = search_train(spec, measure, opts, table, quiet)
@@ -456,8 +454,6 @@ def tune_train(path: Path, key: str, opts: TuneOptions, measure: Measure, quiet=
         if update:
             merged = prov.get(key, {}) | done
             write_module(path, spec, key, update, merged, opts.buckets, merge=True)
-        else:  # its tables as they were
-            write_module(path, spec, buckets=opts.buckets)
     return {
         "seconds": seconds,
         "measured": sum(r.measured for r in results.values()),

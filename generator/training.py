@@ -1,11 +1,12 @@
 """The generated training path: a forward that saves what the backward needs, and a backward of
-Triton kernels (templates/training.j2), rendered once per spec.
+Triton kernels (templates/training.j2), rendered once per spec into a file that
+mlpgen.runtime.train imports for a generated module (the module itself carries none).
 
 Layer l computes Z_l = H_{l-1} W_l^T + b_l and H_l = act(Z_l) (H_{-1} = x, H_{L-1} = y). The
 backward carries dZ_l = dH_l * act'(Z_l) down the layers (dH_{l-1} = dZ_l W_l) and forms
 dW_l = dZ_l^T H_{l-1} and db_l = sum over rows of dZ_l. Block sizes are tl.constexpr arguments
-of the kernels, so one source serves every bucket's TrainConfig; the config only changes how the
-module launches them.
+of the kernels, so one source serves every bucket's TrainConfig; the config only changes how they
+are launched.
 """
 
 from __future__ import annotations
@@ -113,11 +114,6 @@ def grad_inputs(spec: MLPSpec) -> list[str | None]:
     return [ACTIVATIONS[layer.act].saved for layer in train_layers(spec)]
 
 
-def grad_inputs_literal(spec: MLPSpec) -> str:
-    """grad_inputs as the Python literal the module holds (_GRAD_INPUTS)."""
-    return "[" + ", ".join(f'"{k}"' if k else "None" for k in grad_inputs(spec)) + "]"
-
-
 @dataclass(frozen=True)
 class FusedLayer:
     """A layer as the fused kernels (every layer in one launch) name its buffers."""
@@ -190,31 +186,10 @@ def default_for(spec: MLPSpec, m: int) -> TrainConfig:
     return TrainConfig(**{**cfg.to_dict(), "split": 1 << (split.bit_length() - 1)})
 
 
-def default_table(spec: MLPSpec, buckets) -> dict[int, str]:
-    """default_for at each bucket as the Python literal the module holds (TRAIN_DEFAULT)."""
-    return {
-        b: "{" + ", ".join(f'"{k}": {v!r}' for k, v in default_for(spec, b).to_dict().items()) + "}"
-        for b in buckets
-    }
-
-
-FAMILIES = (False, True)  # TrainConfig.fused: a launch per layer, or every layer in one
-
-
-def families(spec: MLPSpec, buckets, trains=()) -> tuple[bool, ...]:
-    """The kernel families (TrainConfig.fused values) a module runs: default_for's at `buckets`
-    (its TRAIN_DEFAULT) and those of `trains`, its TUNED cells' "train" values (the torch
-    backward's runs none). A module renders only these (render_training)."""
-    used = {default_for(spec, b).fused for b in buckets}
-    choices = map(train_choice, trains)
-    used |= {c.fused for c in choices if isinstance(c, TrainConfig)}
-    return tuple(f for f in FAMILIES if f in used)
-
-
-def render_training(spec: MLPSpec, fused=FAMILIES) -> str:
-    """Source of the spec's training kernels of the families in `fused` (names in
-    kernel_names); every TrainConfig of those families runs on it, its block sizes passed as
-    tl.constexpr arguments."""
+def render_training(spec: MLPSpec) -> str:
+    """Source of the spec's training kernels (names in kernel_names): every TrainConfig runs on
+    it, its block sizes passed as tl.constexpr arguments. mlpgen.runtime.train loads it for a
+    generated module."""
     from mlpgen.render import MACROS, TL_DTYPES, environment
 
     return (
@@ -227,20 +202,15 @@ def render_training(spec: MLPSpec, fused=FAMILIES) -> str:
             layers=fused_layers(spec),
             act_saves=ACTIVATIONS[spec.act].saved,
             out_saves=ACTIVATIONS[spec.out_act].saved,
-            layered=False in fused,
-            fused=True in fused,
         )
     )
 
 
-def kernel_names(spec: MLPSpec, fused=FAMILIES) -> list[str]:
-    """The @triton.jit kernels render_training(spec, fused) defines. Both families launch the
-    weight gradient (train_wgrad_fused where every layer needs its gradient, else train_wgrad
-    a layer) and train_reduce; a launch per layer adds train_forward, train_dgrad and, with an
-    out_act, train_dout; fused adds train_forward_fused and train_backward_fused."""
-    names = ["train_wgrad", "train_wgrad_fused", "train_reduce"]
-    if False in fused:
-        names += ["train_forward", "train_dgrad"] + ["train_dout"] * (spec.out_act != "none")
-    if True in fused:
-        names += ["train_forward_fused", "train_backward_fused"]
-    return names
+def kernel_names(spec: MLPSpec) -> list[str]:
+    """The @triton.jit kernels render_training(spec) defines. Both families launch the weight
+    gradient (train_wgrad_fused where every layer needs its gradient, else train_wgrad a layer)
+    and train_reduce; a launch per layer adds train_forward, train_dgrad and, with an out_act,
+    train_dout; fused adds train_forward_fused and train_backward_fused."""
+    names = ["train_wgrad", "train_wgrad_fused", "train_reduce", "train_forward", "train_dgrad"]
+    names += ["train_dout"] * (spec.out_act != "none")
+    return names + ["train_forward_fused", "train_backward_fused"]

@@ -50,9 +50,10 @@ kernel or another space are never mixed in.
   ahead (TPE's constant liar fills in for their results), so that several compile at once;
   `bucket_timeout` caps a bucket's measuring. The search's measurements time on a quick budget
   (measure.QUICK), and a candidate whose one call is over GIVE_UP times its bucket's best so
-  far only for that call (measure.GIVE_UP); what the winners rest on (re-measurement, PDL,
-  kernel sharing) on a larger one (measure.DECIDE). A bucket's PDL variants compile once its
-  search is done, while the other buckets are searched.
+  far only for that call (measure.GIVE_UP); what the winners rest on (re-measurement, kernel
+  sharing) on a larger one (measure.DECIDE). A bucket's PDL variants are measured as soon as
+  its search is done, between the other buckets' candidates, on the search's budget, as the
+  configs they are compared with were.
 
 The search takes `measure(bucket, config) -> Measurement` as an argument: tests drive it with a
 synthetic landscape, `tune_module` with worker processes on the GPUs.
@@ -61,6 +62,7 @@ synthetic landscape, `tune_module` with worker processes on the GPUs.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import json
 import math
@@ -621,6 +623,10 @@ class Claims:
 
     def release(self, tid: int) -> None:
         self.storage.set_trial_state_values(tid, TrialState.FAIL)
+
+    def working(self, study: str) -> bool:
+        """Whether someone holds a claim on a bucket's work (a measurement, its PDL pass)."""
+        return any(t.user_attrs.get("study") == study for t in self.holders())
 
     def busy(self, study: str) -> set[KernelConfig]:
         """The configs of a bucket's study that someone is measuring now."""
@@ -1377,15 +1383,28 @@ def search(
     pdl = job.pdl and job.recorded is None  # a replayed log has no PDL times
     prefetch = getattr(measures[0], "prefetch", None)
 
-    def compile_pdl(bucket: Bucket, study: optuna.Study) -> None:
-        """A bucket whose search is done: the PDL variants pdl_pass will measure there compile
-        while the other buckets are searched (the decision prefetches them all again)."""
-        prefetch([replace(c, pdl=True) for c, _ in pdl_picks(collect(study, bucket))])
+    def early_pdl(bucket: Bucket, study: optuna.Study, measure: Measure) -> None:
+        """A bucket whose search is done: the PDL variants pdl_pass takes there are measured
+        now, between the other buckets' candidates (which may wait for their compiles), and
+        stored in the study, from which the decision's pdl_pass replays them. One worker does
+        it (a claim), and the decision waits for it."""
+        tid = claims.take(f"pdl {bucket.name}", study=bucket.name)
+        if tid is None:  # another worker's
+            return
+        try:
+            result = collect(study, bucket)
+            prefetch([replace(c, pdl=True) for c, _ in pdl_picks(result)])
+            pdl_pass(result, measure, study)
+        finally:
+            claims.release(tid)
 
-    early = compile_pdl if pdl and prefetch is not None else None
+    early = early_pdl if pdl and prefetch is not None else None
     # a measure may take several drivers (measure.WorkerMeasure.drivers), which take turns on it
     per = [m for m in measures for _ in range(getattr(m, "drivers", 1))]
-    drivers = [Driver(i, buckets, m, shared, early) for i, m in enumerate(per)]
+    drivers = [
+        Driver(i, buckets, m, shared, early and functools.partial(early, measure=m))
+        for i, m in enumerate(per)
+    ]
     for d in drivers[:1]:  # the firsts of every bucket (all of a brute-force one) compile first
         d.prefetch([c for b in buckets for c in b.order()])
     errors: list[BaseException] = []
@@ -1420,7 +1439,7 @@ def search(
         results.final = False
     try:
         if token is not None:
-            while any(claims.busy(b.name) for b in buckets):  # measurements still in flight
+            while any(claims.working(b.name) for b in buckets):  # measurements in flight
                 time.sleep(0.2)
             done = claims.study.user_attrs.get(decision)
             if done and done["trials"] == fingerprint(studies) and done["time"] >= started:

@@ -76,8 +76,9 @@ def test_training_grads_match_eager_sequential(load_generated, monkeypatch, spec
     for inputs with leading batch dimensions."""
     mod, _ = load_generated(spec)
     forwards = []
-    real = mod._train_forward
-    monkeypatch.setattr(mod, "_train_forward", lambda *a: forwards.append(1) or real(*a))
+    training = mod._training()
+    real = training.train_forward
+    monkeypatch.setattr(training, "train_forward", lambda *a: forwards.append(1) or real(*a))
     dtype = mod.DTYPE
     seq = sequential(spec.widths, spec.act, spec.out_act, spec.bias, dtype)
     fused = mod.FusedMLP.from_module(seq)

@@ -284,7 +284,7 @@ CHAIN = [
 @pytest.mark.parametrize("widths, act", [((256, 512, 256), "gelu"), ((100, 300, 200, 7), "silu")])
 def test_chain_kernels(load_generated, widths, act, dtype):
     """Every layer's GEMM, the kernels after the first launched with programmatic dependent
-    launch on Hopper (their compiled launch_pdl) and waiting in-kernel for their input: right
+    launch on Hopper (their launcher's launch_pdl) and waiting in-kernel for their input: right
     back to back (a layer's output read by the next while a new call's first layer is queued),
     in a CUDA graph too, at odd widths and M not a multiple of block_m."""
     spec = MLPSpec(widths, act=act, dtype=dtype)
@@ -301,7 +301,7 @@ def test_chain_kernels(load_generated, widths, act, dtype):
                 assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
     assert mod._PDL == [hopper]
     names = {pair: name for name, pair in mod.KERNELS.items()}  # (function, tiles) -> its name
-    pdl = {names[k[0]]: c.metadata.launch_pdl for k, c in mod._RT.compiled.items()}
+    pdl = {names[k[0]]: c.run.launch_pdl for k, c in mod._RT.compiled.items()}
     depth = len(widths) - 1
     for cell in table.values():
         for i in range(depth):
@@ -451,12 +451,13 @@ def same(a, b, cell):
 
 @pytest.mark.parametrize("dtype", ["fp16", "fp32"])
 def test_calls_linked_by_pdl(load_generated, dtype):
-    """Cells with "pdl": the call's first kernel launched with PDL (compiled launch_pdl on
-    Hopper), so the next call's kernel starts while this one runs and waits in-kernel: 20
-    calls chained (each one's output the next one's input, in = out = 128 columns) give the
-    same outputs bit for bit as the same cells launched plainly, back to back on the stream
-    and in a CUDA graph; a kernel that read its input before the previous call finished would
-    differ. M not a multiple of any tile (cluster needs a power of two of CTAs: 256 / 32)."""
+    """Cells with "pdl": the call's first kernel launched with PDL (launch_pdl on Hopper, the
+    binary of its plain launch), so the next call's kernel starts while this one runs and
+    waits in-kernel: 20 calls chained (each one's output the next one's input, in = out = 128
+    columns) give the same outputs bit for bit as the same cells launched plainly, back to
+    back on the stream and in a CUDA graph; a kernel that read its input before the previous
+    call finished would differ. M not a multiple of any tile (cluster needs a power of two of
+    CTAs: 256 / 32)."""
     spec = MLPSpec((128, 256, 128), act="gelu", dtype=dtype)
     cells = {i: entry(c) for i, c in enumerate(LINKED, 1)}
     plain = {i: entry(KernelConfig.from_dict({**c, "pdl": False})) for i, c in cells.items()}
@@ -478,7 +479,11 @@ def test_calls_linked_by_pdl(load_generated, dtype):
             err = rel_error(one, reference(spec, x, weights, biases))
             assert err <= TOLERANCE[dtype], (m, cells[i]["kernel"], err)
     names = {pair: name for name, pair in mod.KERNELS.items()}  # (function, tiles) -> its name
-    linked = {(names[k[0]], k[4]) for k, c in mod._RT.compiled.items() if c.metadata.launch_pdl}
+    compiled = mod._RT.compiled
+    linked = {(names[k[0]], k[4]) for k, c in compiled.items() if c.run.launch_pdl is True}
+    for key, c in compiled.items():  # a PDL launch is its plain launch's binary (lanes.Linked)
+        if key[4]:
+            assert c.compiled is compiled[key[:4] + (False,) + key[5:]]
     first = {
         (c["kernel"] + "_l0" if c["strategy"] == "chain" else c["kernel"]) for c in cells.values()
     }

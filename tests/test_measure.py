@@ -8,6 +8,7 @@ import os
 import subprocess
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -608,3 +609,20 @@ def test_the_compile_pool_compiles_what_is_asked_for_first_and_nothing_else(tmp_
     # for in turn: the waits cover the first two at least, the busy time all three
     elapsed = time.monotonic() - t0
     assert 0.6 <= compiler.busy_s <= elapsed and 0.4 <= compiler.waited_s <= elapsed
+
+
+@pytest.mark.parametrize("shares", [True, False])
+def test_a_pdl_variant_compiles_only_where_the_runtime_does_not_add_pdl(tmp_path, shares):
+    """Where mlpgen.runtime launches the candidates, a config's PDL variant is its binary
+    launched with PDL: waiting for it compiles the config once; on the public path, twice."""
+    config = KernelConfig(block_m=16, chunk=32)
+    compiler = Compiler(SPEC, str(tmp_path), processes=1, fn=fake_compile)
+    compiler.shares_pdl = shares
+    try:
+        compiler.prefetch([replace(config, pdl=True)])
+        assert compiler.wait(config) is None and compiler.wait(replace(config, pdl=True)) is None
+        assert compiler.ready(replace(config, pdl=True))
+    finally:
+        compiler.close()
+    assert compiler.compiled() == (1 if shares else 2)
+    assert len((tmp_path / "compiled").read_text().split()) == compiler.compiled()

@@ -427,6 +427,19 @@ def test_the_direct_launch_is_for_the_verified_launcher_only(laned, launchers):
     assert direct == triton.__version__.startswith("3.6.")
 
 
+def test_a_pdl_launch_shares_the_binary_of_the_launch_without(launchers):
+    """Linked: the compiled kernel's binary, function and metadata, with a launcher of its own
+    that sets launch_pdl (the original keeps its own); the C launch is still called directly."""
+    fake = types.SimpleNamespace(
+        src="SRC", function=7, packed_metadata=(4, 1, 0), run=launchers["3.6"](print)
+    )
+    linked = lanes.Linked(fake)
+    assert (linked.src, linked.function, linked.packed_metadata) == ("SRC", 7, (4, 1, 0))
+    assert linked.compiled is fake and linked.run is not fake.run
+    assert linked.run.launch_pdl is True and fake.run.launch_pdl == "PDL"
+    assert lanes.direct_launch(linked.run) == (linked.run.launch, ("COOP", True, None, None))
+
+
 def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
     load_generated, monkeypatch, launchers
 ):
@@ -709,7 +722,7 @@ def test_the_runtime_hands_launches_to_the_public_api_once_its_direct_launch_is_
 # -- the training launches ----------------------------------------------------------------------
 
 TRAIN_TILES = {"block_m": 16, "block_n": 16, "block_k": 16}
-# what _train_launcher reads of an input on GPU 0
+# what mlpgen.runtime.train's launcher reads of an input on GPU 0
 CUDA_X = types.SimpleNamespace(is_cuda=True, get_device=lambda: 0, device="cuda:0")
 
 
@@ -724,19 +737,22 @@ def test_training_launches_take_the_runtime_on_a_gpu_only(load_generated, monkey
     from mlpgen.runtime.op import traced_launcher
     from mlpgen.training import TrainConfig
 
-    mod, _ = load_generated(SPEC, all_train_kernels=True)  # mod.train_forward below
+    mod, _ = load_generated(SPEC)
+    training = mod._training()
+    monkeypatch.setattr(training, "swap", lambda device: None)  # no GPU to ask
     cfg = TrainConfig(**TRAIN_TILES, num_warps=2, num_stages=3).to_dict()
     rt = attach(mod, monkeypatch)
     ran, public, wrapped = [], [], []
     monkeypatch.setattr(rt, "run", lambda *a: ran.append(a))
     monkeypatch.setattr(mod, "_run_public", lambda *a: public.append(a))
-    kernel, grid, args = (mod.train_forward, (20, 33, False, 16, 16, 16)), (3, 2), ["x", "w", 5]
-    mod._train_launcher(CUDA_X, cfg)(kernel, grid, args, 2)
+    function = training.kernels.train_forward
+    kernel, grid, args = (function, (20, 33, False, 16, 16, 16)), (3, 2), ["x", "w", 5]
+    training.launcher(CUDA_X, cfg)(kernel, grid, args, 2)
     assert ran == [(kernel, grid, args, 2, 3, 2, 0)] and public == []
-    mod._train_launcher(torch.empty(5, 20), cfg)(kernel, grid, args, 2)
+    training.launcher(torch.empty(5, 20), cfg)(kernel, grid, args, 2)
     assert public == [(kernel, grid, args, 2, 3, 2, None)]
     monkeypatch.setattr(mod, "_RT", None)
-    mod._train_launcher(CUDA_X, cfg)(kernel, grid, args, 2)
+    training.launcher(CUDA_X, cfg)(kernel, grid, args, 2)
     assert public[1] == (kernel, grid, args, 2, 3, 2, 0) and len(ran) == 1
 
     class Wrapped:  # torch.library.wrap_triton's wrapper: records its launch
@@ -751,7 +767,7 @@ def test_training_launches_take_the_runtime_on_a_gpu_only(load_generated, monkey
     monkeypatch.setattr(torch.cuda, "device", lambda device: contextlib.nullcontext())
     traced_launcher(CUDA_X, cfg["num_warps"], cfg["num_stages"])(kernel, grid, args, 2)
     options = {"num_warps": 2, "num_stages": 3}
-    assert wrapped == [(mod.train_forward, grid, ("x", "w", 5, 20, 33, False, 16, 16, 16), options)]
+    assert wrapped == [(function, grid, ("x", "w", 5, 20, 33, False, 16, 16, 16), options)]
     assert len(ran) == 1 and len(public) == 2
 
 
@@ -764,7 +780,7 @@ def test_training_kernels_take_runtime_arguments_first_and_specialise_no_integer
     from mlpgen.training import kernel_names, render_training
 
     spec = MLPSpec((20, 33, 7), act="gelu", out_act="sigmoid", dtype="fp16")
-    tree = ast.parse(render_training(spec))
+    tree = ast.parse(render_training(spec))  # the kernels mlpgen.runtime.train loads
     kernels = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
     for name in kernel_names(spec):
         params = kernels[name].args.args
@@ -867,14 +883,16 @@ def test_direct_training_launches_run_the_binary_triton_would_pick(
 
     from mlpgen.training import TrainConfig, kernel_names
 
-    mod, _ = load_generated(spec, all_train_kernels=True)  # kernel_names: both families'
+    mod, _ = load_generated(spec)
     attach(mod, monkeypatch)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)  # CUDA_X's device
-    kernels = {name: TrainKernel(getattr(mod, name)) for name in kernel_names(spec)}
+    training = mod._training()
+    monkeypatch.setattr(training, "swap", lambda device: None)  # no GPU to ask
+    kernels = {n: TrainKernel(getattr(training.kernels, n)) for n in kernel_names(spec)}
     for name, kernel in kernels.items():
-        monkeypatch.setattr(mod, name, kernel)
+        monkeypatch.setattr(training.kernels, name, kernel)
     cfg = TrainConfig(**TRAIN_TILES, split=16, fused=fused).to_dict()
-    launch = mod._train_launcher(CUDA_X, cfg)
+    launch = training.launcher(CUDA_X, cfg)
     model = mod.FusedMLP.from_module(
         sequential(spec.widths, spec.act, spec.out_act, spec.bias).half()
     )
@@ -890,8 +908,8 @@ def test_direct_training_launches_run_the_binary_triton_would_pick(
             "params": [misaligned_copy(p) for p in params] if moved == "params" else params,
         }
         weights, biases = mod._split(step["params"])
-        y, hs, zs = mod._train_forward(step["x"], weights, biases, cfg, launch)
-        dx, grads = mod._train_backward(
+        y, hs, zs = training.train_forward(step["x"], weights, biases, cfg, launch)
+        dx, grads = training.train_backward(
             step["dy"], step["x"], y, hs, zs, weights, cfg, launch, True, need_layer
         )
         which = [0] + [1 + j for j, g in enumerate(grads) if g is not None]

@@ -1,6 +1,7 @@
 """A generated module is one file that works alone: copied into an empty folder, with mlpgen not
 importable, it imports torch, triton and the standard library only, runs its torch path and its
-kernels (under the interpreter) element-wise close to an fp32 reference, adopts an nn.Sequential
+kernels (under the interpreter) element-wise close to an fp32 reference, trains through the
+torch backward with the fp32 step's gradients, adopts an nn.Sequential
 (and refuses one that computes something else), and its __main__
 self-check passes. The rules it shares with mlpgen are copies of mlpgen.dispatch's."""
 
@@ -47,7 +48,19 @@ RUN = textwrap.dedent(
         refused = True
     else:
         refused = False
-    print(json.dumps({"close": bool(close.all()), "shape": list(y.shape), "slow": mod._SLOW,
+    # a training step through the torch backward against the same step in fp32
+    xg = x.clone().requires_grad_()
+    fused(xg).float().square().mean().backward()
+    seq, x32 = fused.to_module().float(), x.float().requires_grad_()
+    seq(x32).square().mean().backward()
+    got = [xg.grad] + [p.grad for p in fused.parameters()]
+    want = [x32.grad] + [p.grad for p in seq.parameters()]
+    trained = all(
+        torch.allclose(g.float(), w, rtol=1e-3, atol=1e-3 * w.abs().max().item())
+        for g, w in zip(got, want)
+    )
+    print(json.dumps({"trained": trained, "training": mod._training() is not None,
+                      "close": bool(close.all()), "shape": list(y.shape), "slow": mod._SLOW,
                       "runtime": mod._RT is not None, "path": mod._INTERPRET,
                       "adopted": adopted, "refused": refused}))
     """
@@ -99,6 +112,7 @@ def odd_module(tmp_path_factory):
 def test_a_module_copied_alone_runs(odd_module, tmp_path, interpret):
     got = run_alone(alone(tmp_path, odd_module), ODD.name, interpret)
     assert got["close"] and got["shape"] == [37, 10]
+    assert got["trained"] and not got["training"]  # the torch backward, without mlpgen
     assert got["adopted"] and got["refused"]  # from_module(nn.Sequential) needs no mlpgen
     assert not got["runtime"] and got["slow"] == "mlpgen is not installed (pip install mlpgen)"
     assert got["path"] == interpret

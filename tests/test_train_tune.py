@@ -1,9 +1,9 @@
 """The train search (mlpgen.train_tune): against a synthetic landscape of step times it proposes
 several configs, picks the fastest verified one, keeps the torch backward where no kernel
 config beats it beyond the noise and writes the winner into the module's TUNED cells, where
-the module's _train_config finds it; under the interpreter, end to end on a tiny spec: a
-candidate with a wrong gradient row is rejected and training through the written module
-matches the fp32 step."""
+the module's training path (mlpgen.runtime.train) finds it; under the interpreter, end to end
+on a tiny spec: a candidate with a wrong gradient row is rejected and training through the
+written module matches the fp32 step."""
 
 import dataclasses
 import math
@@ -161,14 +161,13 @@ def test_the_torch_backward_stays_unless_a_kernel_beats_it_beyond_the_noise(
         assert ran == [1] and xg.grad.isfinite().all()
 
 
-def test_the_search_measures_on_both_families_and_the_module_keeps_its_tables(tmp_path):
-    """While tune_train searches, the module at its path carries both training kernel families
-    (the measure loads it there); afterwards only the family of its tables (here fused: the
-    default and the winner), also where the search is interrupted."""
+def test_the_search_leaves_the_module_as_it_is_until_it_writes_the_winners(tmp_path):
+    """tune_train measures the module as it stands (its training kernels are mlpgen's, whatever
+    its tables name) and writes it once, with the winners; an interrupted search leaves it as
+    it was."""
     key = "gpu|sm90|1"
     path = write_module(tmp_path / "m.py", SPEC, key, {16: entry(KernelConfig("torch"), us=1.0)})
-    layered, fused = "def train_forward(", "def train_forward_fused("
-    assert layered not in path.read_text() and fused in path.read_text()
+    before = path.read_text()
     searched = []
     inner = landscape()  # fused configs the fastest
 
@@ -178,19 +177,18 @@ def test_the_search_measures_on_both_families_and_the_module_keeps_its_tables(tm
 
     opts = TuneOptions(buckets=(16,), trials=6, recheck=1)
     tune_train(path, key, opts, measure, quiet=True)
-    assert searched and all(layered in text and fused in text for text in searched)
+    assert searched and all(text == before for text in searched)
     _, tuned, _ = read_module(path)
     assert train_choice(tuned[key][16]["train"]).fused
-    assert layered not in path.read_text() and fused in path.read_text()
+    after = path.read_text()
+    assert after != before and "def train_forward" not in after
 
     def interrupted(bucket, choice):
-        searched.append(path.read_text())
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         tune_train(path, key, opts, interrupted, quiet=True)
-    assert layered in searched[-1] and layered not in path.read_text()
-    assert read_module(path)[1] == tuned
+    assert path.read_text() == after
 
 
 def test_progress_prints_a_line_per_bucket(capsys):
@@ -208,12 +206,11 @@ def test_end_to_end_a_wrong_gradient_is_rejected_and_the_module_trains_right(tmp
     """Under the interpreter: bucket 20's default config is made to corrupt one row of dx; the
     search rejects it, writes the winners, and the written module trains with the stored
     config, its step equal to the fp32 step."""
-    # the tuned table, with both kernel families, as tune_train writes it for its search: the
-    # module is loaded here, ahead of the search, to corrupt a config's step
-    path = write_module(tmp_path / "tiny.py", TINY, buckets=(4, 20), all_train_kernels=True)
+    # the module is loaded here, ahead of the search, to corrupt a config's step
+    path = write_module(tmp_path / "tiny.py", TINY, buckets=(4, 20))
     bad = default_for(TINY, 20)
-    mod = tuned_module(str(path))
-    real = mod._train_backward
+    training = tuned_module(str(path))._training()
+    real = training.train_backward
 
     def corrupt(gy, x, y, hs, zs, weights, cfg, *args, **kw):
         dx, grads = real(gy, x, y, hs, zs, weights, cfg, *args, **kw)
@@ -221,7 +218,7 @@ def test_end_to_end_a_wrong_gradient_is_rejected_and_the_module_trains_right(tmp
             dx[3] += 1.0
         return dx, grads
 
-    monkeypatch.setattr(mod, "_train_backward", corrupt)
+    monkeypatch.setattr(training, "train_backward", corrupt)
 
     def measure(bucket, choice):  # verified for real; the interpreter's kernels timed 100x faster
         m = measure_train_candidate(TINY, bucket, choice, str(path))

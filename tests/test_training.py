@@ -1,9 +1,9 @@
-"""The generated training path (mlpgen.training, templates/training.j2): its configs, its
-rendered source, and its gradients of input, weights and biases against an fp32 eager
-nn.Sequential as `mlpgen bench --train` checks them (train_bench.check_grad): under the
-interpreter on tiny odd widths (every activation at least once, M not a multiple of the tile,
-rows split for the weight gradient), and on the GPU (`gpu` marker) at the shipped specs'
-shapes."""
+"""The generated training path (mlpgen.training, templates/training.j2, launched for a module
+by mlpgen.runtime.train): its configs, its rendered source and cache file, and its gradients of
+input, weights and biases against an fp32 eager nn.Sequential as `mlpgen bench --train` checks
+them (train_bench.check_grad): under the interpreter on tiny odd widths (every activation at
+least once, M not a multiple of the tile, rows split for the weight gradient), and on the GPU
+(`gpu` marker) at the shipped specs' shapes."""
 
 import ast
 import contextlib
@@ -15,17 +15,16 @@ from test_autograd import sequential
 
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import default_table, read_module, render
+from mlpgen.runtime import train
 from mlpgen.spec import MLPSpec, SpecError
 from mlpgen.train_bench import check_grad, eager_precision
 from mlpgen.training import (
     DOMAIN,
-    FAMILIES,
     MAX_WORKSPACE,
     TrainConfig,
     default_for,
     grad_inputs,
     kernel_names,
-    render_training,
 )
 from mlpgen.verify import poisoned_allocations
 
@@ -68,57 +67,52 @@ RENDER_SPECS = [
 
 
 @pytest.mark.parametrize("spec, kinds", RENDER_SPECS, ids=lambda s: getattr(s, "name", ""))
-@pytest.mark.parametrize("fused", [(False,), (True,), FAMILIES], ids=["layers", "fused", "both"])
-def test_rendered_kernels_parse_and_define_their_names(spec, kinds, fused):
-    tree = ast.parse(render_training(spec, fused))
-    defined = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)]
-    assert sorted(n for n in defined if not n.startswith("_")) == sorted(kernel_names(spec, fused))
+def test_rendered_kernels_parse_and_define_their_names(spec, kinds):
+    """The kernels file defines the kernels of both families and every helper they call."""
+    tree = ast.parse(train.kernels_source(spec))
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    assert sorted(n for n in defined if not n.startswith("_")) == sorted(kernel_names(spec))
+    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)
+              and isinstance(n.func, ast.Name) and n.func.id.startswith("_")}  # fmt: skip
+    assert called <= defined, called - defined
     assert grad_inputs(spec) == kinds
 
 
 NARROW = MLPSpec((12, 20, 7), act="gelu", out_act="sigmoid", dtype="fp16")  # default: fused
-WIDE = MLPSpec((200, 300, 10), act="relu", out_act="sigmoid", dtype="fp16")  # a launch per layer
 
 
-@pytest.mark.parametrize("spec, fused", [(NARROW, True), (WIDE, False)], ids=["narrow", "wide"])
-def test_a_module_carries_only_the_training_kernels_its_tables_run(spec, fused):
-    """A module's training kernels are the family of its TRAIN_DEFAULT and of its cells'
-    "train" values: the other family's kernels and launches are left out until a table names
-    it (a torch backward names none); every training function the module calls it defines."""
-    defs = {True: "def train_forward_fused(", False: "def train_forward("}
-    tuned = {"default": default_table(spec)}
-    gpu = {b: dict(cell) for b, cell in tuned["default"].items()}
-    for cell in gpu.values():
-        cell["train"] = {"backward": "torch"}
-    other = TrainConfig(**TILES, fused=not fused).to_dict()
-    for table, families in [
-        (tuned, (fused,)),
-        ({**tuned, "gpu|sm90|1": gpu}, (fused,)),
-        ({**tuned, "gpu|sm90|1": {**gpu, 64: {**gpu[64], "train": other}}}, FAMILIES),
-    ]:
-        text = render(spec, table, {})
-        assert defs[fused] in text and (defs[not fused] in text) == (families == FAMILIES)
-        assert f"_TRAIN_FUSED = {list(families)}" in text
-        tree = ast.parse(text)
-        defined = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
-        kernels = {n for n in defined if n.startswith("train_")}
-        assert kernels == set(kernel_names(spec, families))
-        called = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and "train_" in n.id}
-        assert called <= defined, called - defined
+def test_a_module_carries_no_training_kernels():
+    """The training kernels live in mlpgen (runtime.train); the module only asks for them."""
+    text = render(NARROW, {"default": default_table(NARROW)}, {})
+    defined = {f.name for f in ast.parse(text).body if isinstance(f, ast.FunctionDef)}
+    assert not {n for n in defined if n.startswith("train_")} and "_training" in defined
+    assert "from mlpgen.runtime.train import attach" in text
 
 
-@pytest.mark.interpret
-def test_a_config_of_a_family_the_module_lacks_is_refused(load_generated, monkeypatch):
-    mod, _ = load_generated(NARROW)
-    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: TrainConfig(**TILES, fused=False).to_dict()})
-    with pytest.raises(RuntimeError, match="carries no per-layer training kernels"):
-        mod._train_config(37, torch.empty(37, 12, dtype=torch.float16))
+def test_the_kernels_file_is_written_once_and_imported_once(monkeypatch, tmp_path):
+    """One cache file per kernels source under $MLPGEN_CACHE/training, written atomically
+    (no temp file left behind) and kept: a second load reuses the imported module, and a new
+    process (sys.modules without it) imports the file without writing it again."""
+    import sys
+
+    monkeypatch.setenv("MLPGEN_CACHE", str(tmp_path))
+    spec = MLPSpec((5, 9, 3), act="tanh", dtype="fp32")
+    kernels = train.load_kernels(spec)
+    (path,) = (tmp_path / "training").iterdir()
+    assert path.name.startswith(f"mlpgen_training_{spec.name}_") and path.suffix == ".py"
+    assert path.read_text() == train.kernels_source(spec)
+    assert train.load_kernels(spec) is kernels and kernels.train_reduce.fn.__name__
+    stamp = path.stat().st_mtime_ns
+    monkeypatch.delitem(sys.modules, kernels.__name__)
+    again = train.load_kernels(spec)
+    assert again is not kernels and path.stat().st_mtime_ns == stamp
+    assert [p.name for p in (tmp_path / "training").iterdir()] == [path.name]
 
 
 TILES = {"block_m": 16, "block_n": 16, "block_k": 16}
-# spec, M, launch config (None: the module's TRAIN_DEFAULT): every activation at least once,
-# M not a multiple of block_m, layers fused and a launch per layer, each with several column
-# tiles per layer, the weight gradient's rows split in three
+# spec, M, launch config (None: mlpgen.runtime.train's default for the module): every
+# activation at least once, M not a multiple of block_m, layers fused and a launch per layer,
+# each with several column tiles per layer, the weight gradient's rows split in three
 TRAIN_CASES = [
     (MLPSpec((37, 20, 11), act="gelu", dtype="fp32"), 37, None),
     (
@@ -196,16 +190,28 @@ def train_step(mod, spec, m, device="cpu"):
 @pytest.mark.interpret
 @pytest.mark.parametrize("spec, m, cfg", TRAIN_CASES, ids=lambda c: getattr(c, "name", None))
 def test_kernel_gradients_match_eager(load_generated, monkeypatch, spec, m, cfg):
-    mod, _ = load_generated(spec, all_train_kernels=cfg is not None)  # cfg's family, whichever
+    mod, _ = load_generated(spec)
+    training = mod._training()
     if cfg is not None:
-        monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: cfg.to_dict()})
+        monkeypatch.setattr(training, "default", {1: cfg.to_dict()})
     ran = []  # the config each training step ran with
-    for name, at in (("_train_forward", 3), ("_train_backward", 6)):
-        real = getattr(mod, name)
+    for name, at in (("train_forward", 3), ("train_backward", 6)):
+        real = getattr(training, name)
         spy = lambda *a, real=real, at=at, **k: ran.append(a[at]) or real(*a, **k)  # noqa: E731
-        monkeypatch.setattr(mod, name, spy)
+        monkeypatch.setattr(training, name, spy)
+    launched = []  # the kernels the steps launched
+    real_launcher = training.launcher
+
+    def launcher(x, cfg):
+        launch = real_launcher(x, cfg)
+        return lambda kernel, *a: launched.append(kernel[0].fn.__name__) or launch(kernel, *a)
+
+    monkeypatch.setattr(training, "launcher", launcher)
     fused, x, dy, got = train_step(mod, spec, m)
     assert len(ran) == 2 and ran[0] is ran[1]  # both through the kernels, with one config
+    family = "train_forward_fused" if ran[0].get("fused") else "train_forward"
+    assert family in launched and "train_wgrad_fused" in launched
+    assert ("train_reduce" in launched) == (ran[0]["split"] > 1)
     check_grads(spec, got, fused, x, dy)
 
 
@@ -246,8 +252,9 @@ def test_frozen_layers_and_input_only_gradients(load_generated):
 def test_parameter_only_gradients(load_generated, monkeypatch, fused):
     """x needs no gradient: dx is neither formed nor returned; the weights' are eager's."""
     spec = MLPSpec((10, 19, 6), act="silu", out_act="tanh", dtype="fp32", bias=False)
-    mod, _ = load_generated(spec, all_train_kernels=True)
-    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: TrainConfig(**TILES, fused=fused).to_dict()})
+    mod, _ = load_generated(spec)
+    cfg = TrainConfig(**TILES, fused=fused).to_dict()
+    monkeypatch.setattr(mod._training(), "default", {1: cfg})
     fused_mlp = mod.FusedMLP.from_module(sequential(spec.widths, "silu", "tanh", bias=False))
     x = torch.randn(13, 10)
     dy = torch.randn(13, 6)
@@ -256,13 +263,13 @@ def test_parameter_only_gradients(load_generated, monkeypatch, fused):
 
 
 def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
-    """A GPU without a table runs TRAIN_DEFAULT's kernels; a tuned GPU the cell's "train"
+    """A GPU without a table runs the default configs' kernels; a tuned GPU the cell's "train"
     value (kernels, or None for the torch backward) and, where the cell has none (its backward
     never searched), the torch backward unless MLPGEN_TRAIN_KERNELS=1; =0 never the kernels."""
     from types import SimpleNamespace
 
     spec = MLPSpec((6, 9, 4), act="tanh", dtype="fp16")
-    mod, _ = load_generated(spec, all_train_kernels=True)  # cfg runs a launch per layer
+    mod, _ = load_generated(spec)
     x = SimpleNamespace(is_cuda=True, dtype=torch.float16, device=None)
     cfg = TrainConfig(**TILES, split=2).to_dict()
     cells = {b: dict(c) for b, c in mod.TUNED["default"].items()}
@@ -275,10 +282,10 @@ def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
         return mod._train_config(m, x)
 
     with pytest.warns(UserWarning, match="no tuned configs"):
-        assert on("other|sm90|1") == mod.pick_cell(mod.TRAIN_DEFAULT, 37)
+        assert on("other|sm90|1") == mod.pick_cell(mod._training().default, 37)
     assert on("tuned|sm90|1") is None
     monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
-    assert on("tuned|sm90|1") == mod.pick_cell(mod.TRAIN_DEFAULT, 37)
+    assert on("tuned|sm90|1") == mod.pick_cell(mod._training().default, 37)
     monkeypatch.delenv("MLPGEN_TRAIN_KERNELS")
     for cell in cells.values():
         cell["train"] = cfg
@@ -287,7 +294,7 @@ def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
         cell["train"] = {"backward": "torch"}
     assert on("tuned|sm90|1") is None
     monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "0")
-    assert on("other|sm90|1") is None and not mod._trains_by_kernels(x)
+    assert on("other|sm90|1") is None and not mod._training().by_kernels(x)
     # untuned, fp32 trains by torch ops on a GPU (tf32 kernels run only where a search verified)
     monkeypatch.delenv("MLPGEN_TRAIN_KERNELS")
     fp32, _ = load_generated(MLPSpec((6, 9, 4), act="tanh", dtype="fp32"))
@@ -295,7 +302,8 @@ def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
     x32 = SimpleNamespace(is_cuda=True, dtype=torch.float32, device=None)
     with pytest.warns(UserWarning, match="no tuned configs"):
         assert fp32._train_config(37, x32) is None
-    assert fp32._train_config(37, torch.empty(37, 6)) == fp32.pick_cell(fp32.TRAIN_DEFAULT, 37)
+    want = fp32.pick_cell(fp32._training().default, 37)
+    assert fp32._train_config(37, torch.empty(37, 6)) == want
 
 
 def saved_bytes(run):
@@ -334,9 +342,9 @@ def test_a_recomputing_config_saves_only_x_and_the_parameters(load_generated, mo
     """With "recompute" the forward keeps x and the parameters, none of the hidden layers
     eager keeps, and the step's gradients are still right (the backward recomputes them)."""
     spec = MLPSpec((12, 40, 40, 6), act="gelu", dtype="fp32")
-    mod, _ = load_generated(spec, all_train_kernels=True)
+    mod, _ = load_generated(spec)
     config = TrainConfig(**TILES, recompute=True)
-    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: config.to_dict()})
+    monkeypatch.setattr(mod._training(), "default", {1: config.to_dict()})
     fused = mod.FusedMLP.from_module(sequential(spec.widths, spec.act, spec.out_act))
     x = torch.randn(37, 12, requires_grad=True)
     kept = {
@@ -388,7 +396,7 @@ def test_gpu_gradients_match_eager(load_generated, train_kernels, spec, m):
     as far as eager's own)."""
     mod, _ = load_generated(spec)
     fused, x, dy, got = train_step(mod, spec, m, "cuda")
-    assert mod._trains_by_kernels(x)
+    assert mod._training().by_kernels(x)
     check_grads(spec, got, fused, x, dy)
 
 
@@ -405,9 +413,9 @@ def test_gpu_training_kernels_launch_directly(load_generated, train_kernels, mon
     from mlpgen import runtime
 
     spec = MLPSpec((64, 96, 33), act="gelu", dtype="fp16")
-    mod, _ = load_generated(spec, all_train_kernels=True)
+    mod, _ = load_generated(spec)
     cfg = TrainConfig(block_m=32, block_n=32, block_k=32, split=8, fused=fused).to_dict()
-    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: cfg})
+    monkeypatch.setattr(mod._training(), "default", {1: cfg})
     assert (mod._RT is not None) == (runtime.unsupported() is None)
 
     def step(m):
@@ -416,6 +424,9 @@ def test_gpu_training_kernels_launch_directly(load_generated, train_kernels, mon
 
     for m in (1, 1000):
         step(m)
+    if mod._RT is not None:  # mlpgen.runtime.train's kernels, through the module's runtime
+        names = {key[0][0].fn.__name__ for key in mod._RT.compiled}
+        assert {"train_forward_fused" if fused else "train_forward", "train_reduce"} <= names
     jit_runs = []
     real = JITFunction.run
     monkeypatch.setattr(
@@ -442,9 +453,9 @@ def test_gpu_compiled_training_step_runs_the_backward_op(load_generated, monkeyp
     from torch._dynamo.testing import CompileCounterWithBackend
 
     spec = MLPSpec((64, 96, 33), act="gelu", dtype="fp16")
-    mod, _ = load_generated(spec, all_train_kernels=True)  # cfg runs a launch per layer
+    mod, _ = load_generated(spec)
     cfg = TrainConfig(block_m=32, block_n=32, block_k=32, split=split).to_dict()
-    monkeypatch.setattr(mod, "TRAIN_DEFAULT", {1: cfg})
+    monkeypatch.setattr(mod._training(), "default", {1: cfg})
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
     torch._dynamo.reset()
     fused = mod.FusedMLP.from_module(sequential(spec.widths, "gelu").cuda())

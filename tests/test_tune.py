@@ -812,39 +812,46 @@ def test_pdl_is_tried_on_the_fastest_configs_and_kept_where_it_gains(gain):
         assert m.us == pytest.approx(gain * landscape(1, dataclasses.replace(config, pdl=False)).us)
 
 
-def test_every_buckets_pdl_variants_compile_before_the_first_is_measured():
-    """The PDL variants pdl_pass will measure are handed to the compiler all at once, before
-    the first of them is measured, so that they compile in parallel, not one wait each."""
-    rec = Recorder(linked(0.8))
-    handed = []
-    rec.prefetch = lambda configs: handed.append((len(rec.calls), list(configs)))
-    results = search(dataclasses.replace(job((1, 4096)), pdl=True), [rec], memory(), quiet())
-    first = next(i for i, (_, c) in enumerate(rec.calls) if c.pdl)
-    ahead = {c for n, configs in handed if n <= first for c in configs if c.pdl}
-    tried = {
-        KernelConfig.from_dict(t["config"])
-        for r in results.values()
-        for t in r.trials
-        if t["state"] == "pdl"
-    }
-    assert len(tried) >= 2 and tried <= ahead
-
-
-def test_a_buckets_pdl_variants_compile_while_other_buckets_are_searched():
-    """A bucket done searching hands its PDL variants to the compiler at once: the small
-    bucket's budget ends first, and its variants are handed over while the larger bucket
-    still has measurements of its search to make."""
+def test_a_buckets_pdl_variants_are_measured_while_other_buckets_are_searched():
+    """A bucket done searching has its PDL variants handed to the compiler and measured at
+    once: the small bucket's budget ends first, and its variants are measured while the larger
+    bucket still has measurements of its search to make. The decision replays them from the
+    study: each variant is measured once."""
     rec = Recorder(linked(0.8))
     handed = []
     rec.prefetch = lambda configs: handed.append((len(rec.calls), list(configs)))
     jobs = dataclasses.replace(job((1, 4096), trials=None), pdl=True)
     results = search(jobs, [rec], memory(), quiet())
-    searched = sum(r.measured for r in results.values())
-    early = {c for n, configs in handed if n < searched for c in configs if c.pdl}
     tried_at_1 = {
         KernelConfig.from_dict(t["config"]) for t in results[1].trials if t["state"] == "pdl"
     }
-    assert tried_at_1 and tried_at_1 <= early
+    assert tried_at_1
+    calls = list(rec.calls)
+    last_search_at_4096 = max(i for i, (b, c) in enumerate(calls) if b == 4096 and not c.pdl)
+    firsts = [i for i, (b, c) in enumerate(calls) if b == 1 and c in tried_at_1]
+    assert len(firsts) == len(tried_at_1)  # measured once: the decision replays them
+    assert max(firsts) < last_search_at_4096
+    handed_at = {c: n for n, configs in reversed(handed) for c in configs}
+    assert all(handed_at[c] <= i for i, (_, c) in enumerate(calls) if c in tried_at_1)
+
+
+def test_two_drivers_measure_each_pdl_variant_once():
+    """Each driver that finds a bucket done offers its PDL pass; one takes it (a claim) and
+    the decision replays what it measured: no PDL variant is measured twice."""
+    fast = linked(0.8)
+
+    def slow_pdl(bucket, config):  # the other driver finds the bucket done mid-pass
+        if config.pdl:
+            time.sleep(0.05)
+        return fast(bucket, config)
+
+    rec = Recorder(slow_pdl)
+    jobs = dataclasses.replace(job((1, 64, 4096), trials=12), pdl=True)
+    results = search(jobs, [rec, rec], memory(), quiet())
+    linked_calls = [(b, c) for b, c in rec.calls if c.pdl]
+    assert linked_calls and len(linked_calls) == len(set(linked_calls))
+    recorded = [t for r in results.values() for t in r.trials if t["state"] == "pdl"]
+    assert len(recorded) == len(linked_calls)
 
 
 def test_pdl_is_not_tried_without_it():

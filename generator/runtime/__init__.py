@@ -7,6 +7,9 @@ the compiled kernel (no JIT dispatch, no argument binding), a C++ lane that does
 in one native function (native_lane.cpp, built on first use), cuBLASLt GEMMs for the layers
 without a kernel, and thread-block cluster launches with opted-in shared memory.
 
+The module's training kernels live here too (train.py): rendered per spec into a cache file and
+launched for its autograd function and torch.compile op, through these lanes where attached.
+
 These fast lanes touch triton internals, so each declares the triton versions whose internals it
 was written against (LANES); on any other triton `unsupported()` says why and the module stays
 on the public path (and says so once).

@@ -15,6 +15,7 @@ the public launch); this object runs it faster:
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import functools
 import hashlib
@@ -130,14 +131,32 @@ def opt_in_shared(kernel, function, nbytes: int) -> None:
         )
 
 
-def cluster_compiled(kernel, ctas, buffer, grid, args, num_warps, num_stages, pdl=False):
+def launchable(compiled) -> bool:
+    """Whether a compiled kernel has what the direct launch uses."""
+    return hasattr(compiled, "packed_metadata") and hasattr(compiled, "function")
+
+
+class Linked:
+    """A compiled kernel launched with programmatic dependent launch. Triton's launch_pdl option
+    changes the launch (an attribute of cuLaunchKernelEx), not the binary, so a config and its
+    PDL variant share one compile: this is the compiled kernel with a copy of its launcher whose
+    launch_pdl is set (the tuner compiles no PDL variant: measure.Compiler)."""
+
+    __slots__ = ("compiled", "src", "function", "packed_metadata", "run")
+
+    def __init__(self, compiled):
+        self.compiled = compiled  # holds the loaded binary
+        self.src, self.function = compiled.src, compiled.function
+        self.packed_metadata = compiled.packed_metadata
+        self.run = copy.copy(compiled.run)
+        self.run.launch_pdl = True
+
+
+def cluster_compiled(kernel, ctas, buffer, grid, args, num_warps, num_stages):
     """A cluster kernel compiled for these arguments without launching it, its launch metadata
     set to its cluster size (triton 3.6 launches gridDimX = grid x num_ctas) and to triton's
     shared memory plus the receive buffer, which the kernel finds at the end."""
-    options = {"launch_pdl": True} if pdl else {}
-    compiled = kernel.warmup(
-        *args, grid=grid, num_warps=num_warps, num_stages=num_stages, **options
-    )
+    compiled = kernel.warmup(*args, grid=grid, num_warps=num_warps, num_stages=num_stages)
     getattr(compiled, "_init_handles", lambda: None)()  # loads it: function, launcher
     meta = getattr(compiled, "packed_metadata", None)
     if not (isinstance(meta, tuple) and len(meta) == 3 and meta[1] == 1):
@@ -345,17 +364,28 @@ class ModuleRuntime:
                 g0, g1, 1, stream, compiled.function, meta, None, None, None, *args, *tiles
             )
             return
-        if kernel in clusters:  # compiled, not launched: a plain launch would fault
-            ctas, buffer = clusters[kernel]
-            self.compiled[key] = cluster_compiled(
-                function, ctas, buffer, grid, [*args, *tiles], num_warps, num_stages, pdl
-            )
+        if kernel in clusters or pdl:  # compiled, not launched (a plain cluster launch faults)
+            base = key[:4] + (False,) + key[5:]  # a PDL launch shares its binary (Linked)
+            if base not in self.compiled:
+                if kernel in clusters:
+                    ctas, buffer = clusters[kernel]
+                    compiled = cluster_compiled(
+                        function, ctas, buffer, grid, [*args, *tiles], num_warps, num_stages
+                    )
+                else:
+                    compiled = function.warmup(
+                        *args, *tiles, grid=grid, num_warps=num_warps, num_stages=num_stages
+                    )
+                    getattr(compiled, "_init_handles", lambda: None)()
+                if not launchable(compiled):
+                    self.fast = False
+                    return self.run(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
+                self.compiled[base] = compiled
+            if pdl:
+                self.compiled[key] = Linked(self.compiled[base])
             return self.run(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
-        options = {"launch_pdl": True} if pdl else {}
-        compiled = function[grid](
-            *args, *tiles, num_warps=num_warps, num_stages=num_stages, **options
-        )
-        if hasattr(compiled, "packed_metadata") and hasattr(compiled, "function"):
+        compiled = function[grid](*args, *tiles, num_warps=num_warps, num_stages=num_stages)
+        if launchable(compiled):
             self.compiled[key] = compiled
         else:
             self.fast = False

@@ -81,17 +81,17 @@ def register(ns):
         gy: torch.Tensor, x: torch.Tensor, params: list[torch.Tensor]
     ) -> list[torch.Tensor]:
         """The op's backward as torch.compile sees it, its own custom op: [dx, dw0, db0, ...] at
-        x for gy = dL/dy. The training kernels on the GPU (the op's forward saved only x: the
-        training forward recomputes what they need); the torch path elsewhere, like fused_op
-        (the interpreter cannot run a kernel on the fake tensors that tracing passes)."""
+        x for gy = dL/dy. The training kernels (mlpgen.runtime.train) on the GPU (the op's
+        forward saved only x: the training forward recomputes what they need); the torch path
+        elsewhere, like fused_op (the interpreter cannot run a kernel on the fake tensors that
+        tracing passes)."""
         weights, biases = split(params)
         cfg = ns["_train_config"](size_hint(x.shape[0]), x) if x.is_cuda else None
         if cfg is None:
             dx, grads = ns["_backward"](gy, x, params)
             return [dx, *grads]
         launch = traced_launcher(x, cfg["num_warps"], cfg["num_stages"])
-        y, hs, zs = ns["_train_forward"](x, weights, biases, cfg, launch)
-        dx, grads = ns["_train_backward"](gy, x, y, hs, zs, weights, cfg, launch)
+        dx, grads = ns["_training"]().gradients(gy, x, weights, biases, cfg, launch)
         return [dx, *grads]
 
     def setup_context(ctx, inputs, output):

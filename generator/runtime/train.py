@@ -1,0 +1,298 @@
+"""The training kernels of a generated module, kept in the package rather than in the module.
+
+A module's `_training()` asks `attach(globals())` for its Training object on its first training
+call. That renders templates/training.j2 for the module's SPEC (both kernel families, the
+helpers they call), writes the source once to a cache file named by its hash (triton reads a
+kernel's source from its file), imports it, and launches its kernels for the module's autograd
+function and its torch.compile op: through mlpgen.runtime's direct launch where the module has
+it (`_RT`), else triton's public API. Without mlpgen the module trains by torch ops (_backward).
+
+Layer l computes Z_l = H_{l-1} W_l^T + b_l and H_l = act(Z_l) (H_{-1} = x, H_{L-1} = y). The
+backward carries dZ_l = dH_l * act'(Z_l) down the layers (dH_{l-1} = dZ_l W_l) and forms
+dW_l = dZ_l^T H_{l-1} and db_l = sum over rows of dZ_l (mlpgen.training).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+
+import torch
+
+from mlpgen.dispatch import pick_cell
+from mlpgen.space import DEFAULT_BUCKETS
+from mlpgen.spec import MLPSpec
+from mlpgen.training import default_for, grad_inputs, render_training
+
+REDUCE_BLOCK = 1024  # elements a train_reduce program sums
+
+
+def cache_dir() -> str:
+    """Where the rendered training kernels live: $MLPGEN_CACHE/training (default
+    ~/.cache/mlpgen/training)."""
+    root = os.environ.get("MLPGEN_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "mlpgen"
+    )
+    return os.path.join(root, "training")
+
+
+def kernels_source(spec: MLPSpec) -> str:
+    """The file of the spec's training kernels: imports, the @triton.jit helpers they call (as
+    the module defines them, with their swaps for older GPUs in _SWAPS) and the kernels."""
+    from mlpgen.render import helper_sources
+
+    kernels = render_training(spec).strip("\n")
+    head = f'"""Training kernels of {spec.name}, rendered by mlpgen.runtime.train."""\n\n'
+    head += "import os\n\nimport triton\nimport triton.language as tl\n\n_SWAPS = []\n"
+    return "\n\n\n".join([head.rstrip("\n"), *helper_sources(spec, [kernels]), kernels]) + "\n"
+
+
+def load_kernels(spec: MLPSpec):
+    """The spec's training kernels as an imported module, from its cache file (written
+    atomically, once per source: a temp file in the same folder, then os.replace, so processes
+    that write it at once each leave a whole file)."""
+    source = kernels_source(spec)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    name = f"mlpgen_training_{spec.name}_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    folder = cache_dir()
+    path = os.path.join(folder, f"{name}.py")
+    if not os.path.exists(path):
+        os.makedirs(folder, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(source)
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    found = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(found)
+    sys.modules[name] = module  # triton and torch.compile find a kernel's module by name
+    found.loader.exec_module(module)
+    return module
+
+
+def attach(ns: dict) -> Training:
+    """The Training object of a generated module (its globals `ns`)."""
+    return Training(ns)
+
+
+def _cdiv(a, b):
+    """ceil(a / b), for ints and torch.compile's symbolic sizes alike."""
+    return (a + b - 1) // b
+
+
+class Training:
+    """A module's training path: which config a call trains with (config), and the training
+    forward and backward of that config (forward/backward for its autograd function, gradients
+    for its torch.compile op)."""
+
+    def __init__(self, ns: dict):
+        self.ns = ns
+        spec = MLPSpec.from_dict(ns["SPEC"])
+        self.kernels = load_kernels(spec)
+        self.widths = list(spec.widths)
+        self.layers = len(spec.widths) - 1
+        self.bias = spec.bias
+        # per layer, what the backward reads for act': "z" (the forward stores Z), "h" (act' is
+        # a function of the output, kept anyway: no Z), None (the identity)
+        self.grad_inputs = grad_inputs(spec)
+        # default[bucket]: the config where the call's TUNED cell has no "train" value (`mlpgen
+        # ... --train` stores one: a TrainConfig, or {"backward": "torch"})
+        self.default = {b: default_for(spec, b).to_dict() for b in DEFAULT_BUCKETS}
+        # Untuned, fp32 trains by torch ops on the GPU: its kernels' fp32 dots run in tf32, so a
+        # bucket runs them only where the train search verified their gradients in full fp32
+        self.gpu_trains_untuned = spec.dtype != "fp32"
+        self.swapped: set[int] = set()
+
+    # -- which config ------------------------------------------------------------------------
+
+    def by_kernels(self, x) -> bool:
+        """Whether training may run the kernels: the module's dtype on a GPU or under the
+        interpreter, unless MLPGEN_TRAIN_KERNELS=0."""
+        ns = self.ns
+        env = os.environ.get("MLPGEN_TRAIN_KERNELS")
+        return x.dtype == ns["DTYPE"] and (x.is_cuda or ns["_INTERPRET"]) and env != "0"
+
+    def config(self, m, x) -> dict | None:
+        """The training kernels' config for m rows, or None for the torch backward: the "train"
+        value of the call's TUNED cell; without one, `default`'s on a GPU without a table
+        (gpu_trains_untuned) or with MLPGEN_TRAIN_KERNELS=1, else the torch backward."""
+        if not self.by_kernels(x):
+            return None
+        ns = self.ns
+        key = ns["gpu_key"](x.device) if x.is_cuda else "default"
+        cfg = ns["config_for"](m, key).get("train")
+        untuned = (key not in ns["TUNED"] or key == "default") and (
+            self.gpu_trains_untuned or not x.is_cuda
+        )
+        if cfg is None and (untuned or os.environ.get("MLPGEN_TRAIN_KERNELS") == "1"):
+            cfg = pick_cell(self.default, m)
+        if cfg is None or cfg.get("backward") == "torch":
+            return None
+        return cfg
+
+    def swap(self, device: int) -> None:
+        """The helpers' replacements for a GPU that lacks their PTX (_SWAPS, as gpu_key swaps
+        the module's own), once per device: a kernels file serves one device kind per process."""
+        if device in self.swapped:
+            return
+        self.swapped.add(device)
+        capability = torch.cuda.get_device_capability(device)
+        for below, helpers in self.kernels._SWAPS:
+            if capability < below:
+                vars(self.kernels).update(helpers)
+
+    def launcher(self, x, cfg):
+        """launch(kernel, grid, args, caller) of a training kernel ((function, constexprs)) on
+        x's device; the first `caller` args are the caller's tensors (their alignment is theirs).
+        On a GPU by mlpgen.runtime's direct launch where the module has it (so no kernel
+        specialises an integer argument: do_not_specialize), else by triton's public API."""
+        warps, stages = cfg["num_warps"], cfg["num_stages"]
+        device = x.get_device() if x.is_cuda else None
+        if device is not None:
+            self.swap(device)
+        rt = self.ns["_RT"]
+        run = self.ns["_run_public"] if rt is None or device is None else rt.run
+        return lambda kernel, grid, args, caller: run(
+            kernel, grid, args, warps, stages, caller, device
+        )
+
+    # -- the autograd function's forward and backward ----------------------------------------
+
+    def forward(self, x, weights, biases, cfg) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """(y, what the backward needs saved) of a training call with config cfg, for a
+        contiguous [M, in] x: with "recompute" the module's inference forward and the parameters
+        only, else the training forward's hidden outputs (and Z where act' reads it) as eager
+        autograd saves them."""
+        if cfg.get("recompute"):
+            return self.ns["_forward"](x, weights, biases), [*weights, *(biases or [])]
+        y, hs, zs = self.train_forward(x, weights, biases, cfg, self.launcher(x, cfg))
+        ys = [y] if self.grad_inputs[-1] == "h" else []  # out_act' reads y
+        return y, [*weights, *hs, *ys, *[z for z in zs if z is not None]]
+
+    def backward(self, gy, x, saved, cfg, needs) -> tuple:
+        """(dx, [dw0, db0, dw1, ...]) from forward's saved tensors, for a contiguous gy = dL/dy;
+        needs: autograd's needs_input_grad of (x, *parameters) (None where not needed)."""
+        launch = self.launcher(x, cfg)
+        layers = self.layers
+        if cfg.get("recompute"):
+            weights = saved[:layers]
+            biases = saved[layers:] if self.bias else None
+            y, hs, zs = self.train_forward(x, weights, biases, cfg, launch)
+        else:
+            weights, hs = saved[:layers], saved[layers : 2 * layers - 1]
+            rest = iter(saved[2 * layers - 1 :])
+            y = next(rest) if self.grad_inputs[-1] == "h" else None
+            zs = [next(rest) if s == "z" else None for s in self.grad_inputs]
+        per = 1 + self.bias
+        need_layer = [any(needs[1 + i * per : 1 + (i + 1) * per]) for i in range(layers)]
+        return self.train_backward(gy, x, y, hs, zs, weights, cfg, launch, needs[0], need_layer)
+
+    def gradients(self, gy, x, weights, biases, cfg, launch) -> tuple:
+        """(dx, [dw0, db0, ...]) at x for gy = dL/dy, the training forward run first (the
+        torch.compile op's backward, whose forward saves only x), launching through `launch`."""
+        if x.is_cuda:
+            self.swap(x.get_device())
+        y, hs, zs = self.train_forward(x, weights, biases, cfg, launch)
+        return self.train_backward(gy, x, y, hs, zs, weights, cfg, launch)
+
+    # -- the kernels' launches ---------------------------------------------------------------
+
+    def train_forward(self, x, weights, biases, cfg, launch):
+        """(y, hs, zs) for a contiguous [M, in] x: hs the hidden H_l (the next layers' inputs),
+        zs the Z_l whose act' reads Z (else None). cfg["fused"]: every layer in one launch,
+        else one per layer."""
+        k = self.kernels
+        m, widths = x.shape[0], self.widths
+        bm, bn, bk = cfg["block_m"], cfg["block_n"], cfg["block_k"]
+        hs = [x.new_empty((m, n)) for n in widths[1:]]
+        zs = [
+            x.new_empty((m, n)) if s == "z" else None for n, s in zip(widths[1:], self.grad_inputs)
+        ]
+        biases = biases if self.bias else [None] * self.layers
+        if cfg.get("fused"):  # x, the parameters, then per layer [z,] h
+            params = [p for pair in zip(weights, biases) for p in pair if p is not None]
+            outs = [t for z, h in zip(zs, hs) for t in (z, h) if t is not None]
+            grid = (_cdiv(m, bm), 1)
+            launch(
+                (k.train_forward_fused, (bm, bn, bk)), grid, [x, *params, *outs, m], 1 + len(params)
+            )
+            return hs[-1], hs[:-1], zs
+        for i, (src, w, b, z, h) in enumerate(zip([x, *hs], weights, biases, zs, hs)):
+            kk, n = widths[i], widths[i + 1]
+            grid = (_cdiv(m, bm), _cdiv(n, bn))
+            bias = [b] if self.bias else []
+            z = h if z is None else z  # h: an unused placeholder
+            tiles = (kk, n, i == self.layers - 1, bm, bn, bk)
+            launch((k.train_forward, tiles), grid, [src, w, *bias, z, h, m], 2 + self.bias)
+        return hs[-1], hs[:-1], zs
+
+    def train_backward(self, gy, x, y, hs, zs, weights, cfg, launch, need_x=True, need_layer=None):
+        """(dx, [dw0, db0, dw1, ...]) from what train_forward returned, for a contiguous gy.
+        First every dZ_l, from the top: dZ_l = dH_l * act'(Z_l), dH_{l-1} = dZ_l W_l (one
+        launch where cfg["fused"]); then per layer dW_l = dZ_l^T H_{l-1} and db_l = dZ_l summed
+        over rows, the rows cut into cfg["split"] ranges whose fp32 partials train_reduce sums
+        in order (deterministic). need_x / need_layer[l] False: that gradient is None."""
+        k, widths, layers = self.kernels, self.widths, self.layers
+        m = x.shape[0]
+        bm, bn, bk = cfg["block_m"], cfg["block_n"], cfg["block_k"]
+        outputs = [*hs, y]
+        saved = [{"z": z, "h": h, None: None}[s] for s, z, h in zip(self.grad_inputs, zs, outputs)]
+        dzs = [gy.new_empty((m, n)) for n in widths[1:-1]] + [gy]
+        dx = x.new_empty(x.shape) if need_x else None
+        if saved[-1] is not None:
+            dzs[-1] = gy.new_empty(gy.shape)  # the last layer's dZ = dL/dy * out_act'
+        if cfg.get("fused"):
+            top = [dzs[-1]] if saved[-1] is not None else []
+            args = [gy, *weights, *[s for s in saved if s is not None], *dzs[:-1], *top]
+            args += [dzs[0] if dx is None else dx, m]  # dzs[0]: an unused placeholder
+            kernel = (k.train_backward_fused, (need_x, bm, bn, bk))
+            launch(kernel, (_cdiv(m, bm), 1), args, 1 + layers)
+        else:
+            if saved[-1] is not None:
+                grid = (_cdiv(m, bm), _cdiv(widths[-1], bn))
+                launch((k.train_dout, (widths[-1], bm, bn)), grid, [gy, saved[-1], dzs[-1], m], 1)
+            for i in reversed(range(layers)):  # dH_{l-1}, times act' of the layer below
+                dh = dzs[i - 1] if i > 0 else dx
+                if dh is None:
+                    continue
+                s = saved[i - 1] if i > 0 else None
+                grid = (_cdiv(m, bm), _cdiv(widths[i], bn))
+                kernel = (k.train_dgrad, (widths[i], widths[i + 1], s is not None, bm, bn, bk))
+                launch(kernel, grid, [dzs[i], weights[i], dh if s is None else s, dh, m], 2)
+        splits = max(1, min(cfg["split"], _cdiv(self.ns["_size_hint"](m), bm)))
+        rows = _cdiv(_cdiv(m, splits), bm) * bm  # a split's rows: whole row tiles
+        need = [True] * layers if need_layer is None else need_layer
+        grads, parts, launches = [], [], []  # per layer: (dW, db), where they are written, args
+        for i, (h, g) in enumerate(zip([x, *hs], dzs)):
+            kk, n = widths[i], widths[i + 1]
+            out = [g.new_empty((n, kk))] + [g.new_empty((n,))] * self.bias
+            grads += out if need[i] else [None] * (1 + self.bias)
+            if need[i]:
+                part = out
+                if splits > 1:  # fp32 partials, one slice per split
+                    part = [p.new_empty((splits, *p.shape), dtype=torch.float32) for p in out]
+                parts += zip(part, out)
+                launches.append(([g, h, *part], _cdiv(n, bn) * _cdiv(kk, bk), kk, n))
+        partial = splits > 1
+        if len(launches) == layers:  # every layer's tiles in one launch: each dZ and input first
+            programs = sum(t for _, t, _, _ in launches)
+            args = [a for layer, _, _, _ in launches for a in layer[:2]]
+            args += [a for layer, _, _, _ in launches for a in layer[2:]]
+            kernel = (k.train_wgrad_fused, (partial, bm, bn, bk))
+            launch(kernel, (programs, splits), [*args, m, rows], 2 * layers)
+        else:
+            for args, programs, kk, n in launches:
+                kernel = (k.train_wgrad, (kk, n, partial, bm, bn, bk))
+                launch(kernel, (programs, splits), [*args, m, rows], 2)
+        for part, o in parts if partial else ():
+            grid = (_cdiv(o.numel(), REDUCE_BLOCK), 1)
+            launch((k.train_reduce, (o.numel(), REDUCE_BLOCK)), grid, [part, o, splits], 0)
+        return dx, grads
