@@ -23,7 +23,7 @@ import pytest
 
 from mlpgen import space
 from mlpgen.emit import entry, read_module, with_graph_winner, write_module
-from mlpgen.measure import Measurement, WorkerMeasure, WorkerStartError
+from mlpgen.measure import HIDDEN_WEIGHT, Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
 from mlpgen.space import DEFAULT_BUCKETS, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
@@ -540,25 +540,54 @@ def test_search_through_a_worker_process_survives_hangs_and_crashes(tmp_path):
 
 def test_the_winner_is_the_least_score_the_sampler_minimised():
     """One scalar: the winner is the verified candidate of least Measurement.score (the larger
-    of GPU and host time), the number each trial reports to the sampler; an exact tie goes to
-    the least GPU time."""
+    of GPU and host time plus HIDDEN_WEIGHT times the smaller), the number each trial reports
+    to the sampler; an exact tie goes to the least GPU time."""
     a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
     c = KernelConfig("chain", block_m=64, block_n=64, block_k=64, num_stages=3)
+    d = KernelConfig(block_m=32, chunk=64)
     records = [
         (a, Measurement("ok", us=9.0, host_us=18.0)),
-        (b, Measurement("ok", us=6.0, host_us=18.0)),  # a tie: the GPU is less busy
-        (c, Measurement("ok", us=5.0, host_us=18.2)),  # least GPU time, more per call
+        (b, Measurement("ok", us=6.0, host_us=18.0)),  # the same host time, the GPU less busy
+        (c, Measurement("ok", us=5.0, host_us=18.5)),  # 1 µs less GPU time for 0.5 more host
+        (d, Measurement("ok", us=7.0, host_us=17.75)),  # an exact tie with b: more GPU time
         (TRAP, Measurement("wrong", "bad", us=0.1)),
     ]
     assert pick_winner(records)[0] == b
-    assert pick_winner(records[2:])[0] == c
-    assert pick_winner(records[3:]) is None
+    assert pick_winner(records[2:])[0] == d
+    assert pick_winner(records[4:]) is None
     space_ = search_space(SPEC, 64)
     enc = Encoding(space_.domains())
     fixed = {a: records[0][1], b: records[1][1]}
     objective = Objective(space_, lambda bucket, config: fixed[config], {})
     scores = {x: objective(optuna.trial.FixedTrial(enc.params(x))) for x in (a, b)}
-    assert scores == {a: 18.0, b: 18.0}
+    assert scores == {a: 18.0 + 9.0 * HIDDEN_WEIGHT, b: 18.0 + 6.0 * HIDDEN_WEIGHT}
+
+
+def test_gpu_time_decides_between_host_bound_configs():
+    """The 64-wide spec's re-tune on the H200 at 1024 rows: its recheck's host times per round
+    (µs) of rowblock block_m 16 and block_m 64 (both linked by PDL) and the torch path, with
+    their GPU times from the tune's measurements. Host time alone (medians 6.735 and 6.933)
+    took block_m 16, which a later per-call comparison measured 38% slower than block_m 64;
+    with GPU time in the score block_m 64 wins."""
+    from mlpgen.tune import BucketResult, recheck
+
+    m16, m64 = (
+        KernelConfig("rowblock", block_m=b, chunk=64, num_warps=w, block_n=32, pdl=True)
+        for b, w in ((16, 4), (64, 8))
+    )
+    host = {m16: [6.735, 6.687, 9.359], m64: [6.719, 6.933, 9.521], TORCH: [111.0, 179.3, 176.2]}
+    gpu = {m16: 4.748, m64: 3.52, TORCH: 27.8}
+    rounds = {c: iter(hs) for c, hs in host.items()}
+
+    def measure(bucket, c):
+        return Measurement("ok", us=gpu[c], host_us=next(rounds[c]), err=1e-3, spread=0.01)
+
+    pairs = [(c, measure(1024, c)) for c in host]
+    r = BucketResult(1024, None, None, None, None, [], len(pairs), pairs=pairs)
+    recheck(r, measure, 2)
+    medians = {json.dumps(e["config"], sort_keys=True): e["median"] for e in r.recheck}
+    assert r.winner[0] == m64 and medians[json.dumps(m64.to_dict(), sort_keys=True)] == 7.813
+    assert statistics.median(host[m16]) < statistics.median(host[m64])  # host time alone: 16
 
 
 def test_tune_writes_winners_provenance_and_trial_log_and_merges_gpus(tmp_path):
