@@ -330,12 +330,12 @@ def test_objective_with_fixed_trials():
     best = KernelConfig(block_m=32, chunk=64, num_warps=8)
 
     trial = optuna.trial.FixedTrial(enc.params(best))
-    assert objective(trial) == landscape(64, best).score == 12.0
+    assert objective(trial) == landscape(64, best).score == 14.0  # host 12 µs + 0.2 * GPU 10
     assert trial.user_attrs["measurement"]["verdict"] == "ok"
     assert trial.user_attrs["config"] == best.to_dict() and best in known
 
     repeat = optuna.trial.FixedTrial(enc.params(best))  # its recorded score, not measured
-    assert objective(repeat) == 12.0
+    assert objective(repeat) == 14.0
     assert len(rec.calls) == 1 and repeat.user_attrs["repeat_of"] == 0
 
     wrong = optuna.trial.FixedTrial(enc.params(TRAP))
@@ -1475,8 +1475,8 @@ def test_a_tile_variant_goes_where_it_ties_and_nothing_is_measured_that_saves_no
 
 
 def test_a_move_that_leaves_the_kernel_in_the_cuda_graph_cell_is_undone():
-    """Host-bound at bucket 1, persist ties cluster's call time but takes a third more GPU
-    time: taken, the cell's CUDA-graph winner would be the cluster kernel (GRAPH_TIE), which
+    """Host-bound at bucket 1, persist ties cluster's score (less host time, a third more GPU
+    time): taken, the cell's CUDA-graph winner would be the cluster kernel (GRAPH_TIE), which
     the module would then still carry, so the bucket keeps its own winner."""
     from mlpgen.tune import consolidate
 
@@ -1487,8 +1487,8 @@ def test_a_move_that_leaves_the_kernel_in_the_cuda_graph_cell_is_undone():
     r.pairs = [r.winner, *r.pairs[1:]]
 
     def fn(bucket, config):
-        us = {TORCH: 20.0, cluster: 3.0, persist: 4.0}[config]
-        return Measurement("ok", us=us, host_us=5.0, spread=0.005)
+        us, host = {TORCH: (20.0, 60.0), cluster: (3.0, 5.0), persist: (4.0, 4.8)}[config]
+        return Measurement("ok", us=us, host_us=host, spread=0.005)
 
     consolidate(results, Recorder(fn), 1, SPEC, [DEFAULT])
     assert r.consolidate[0]["within"] is True  # a tie on the score the sampler minimises
@@ -1511,8 +1511,9 @@ def test_a_resumed_consolidation_replays_its_measurements():
 
 def test_the_search_consolidates_and_the_trial_log_says_what_it_took(tmp_path):
     """With share on, the search's bucket 1 (rowblock: no persist tile fits its space) takes
-    bucket 64's persist winner, measured there host-bound at 12 us against rowblock's 13; the
-    module then carries no rowblock kernel and the trial log records the move, both medians."""
+    bucket 64's persist winner, measured there host-bound at 12 us against rowblock's 13 (scores
+    13.8 and 15.4 with their GPU times); the module then carries no rowblock kernel and the
+    trial log records the move, both medians."""
     path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
     alone = search(job((1, 64), recheck=1), [Recorder()], memory(), quiet())
     assert alone[1].winner[0].strategy == "rowblock"
@@ -1526,7 +1527,7 @@ def test_the_search_consolidates_and_the_trial_log_says_what_it_took(tmp_path):
     moved = log["consolidated"]
     assert moved["from"]["strategy"] == "rowblock"
     assert moved["to"] == KernelConfig.from_dict(tuned[KEY_A][64]).to_dict()
-    assert (moved["from_median"], moved["to_median"]) == (13.0, 12.0)
+    assert (moved["from_median"], moved["to_median"]) == (15.4, 13.8)
     assert summary["buckets"]["1"]["consolidated"] == moved
     assert any(c["within"] for c in log["consolidate"])
 
