@@ -14,7 +14,7 @@ from pathlib import Path
 import optuna
 
 from mlpgen.emit import entry
-from mlpgen.measure import Measurement
+from mlpgen.measure import HIDDEN_WEIGHT, Measurement
 from mlpgen.spec import KernelConfig, MLPSpec, SpecError
 from mlpgen.trial_log import config_text
 from mlpgen.tune import Job, Progress, TuneOptions, never_slower, pick_winner, search
@@ -262,7 +262,9 @@ def ablation(
         + f", sampler seeds "
         f"0-{seeds - 1}; one search tunes a log's buckets together, in the tuner's order, as a "
         "live tune does. Excess: the searched winner's score over the log's best, both the "
-        "tuner's one score on the log's own numbers. The search's seeds are the heuristic "
+        "tuner's one score (the larger of a call's GPU and host time plus "
+        f"{HIDDEN_WEIGHT:g} times the smaller) on the log's own numbers. The search's seeds "
+        "are the heuristic "
         "default, the torch path and the best configs of the neighbouring buckets of the same "
         "search, none drawn from a log; the climb's settings (tune.POLISH_SHARE, POLISH_BAND) "
         "were chosen on the headline log's replay, so the narrow and wide logs are the "

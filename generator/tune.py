@@ -7,10 +7,12 @@ also carries a hash of the templates and of the candidate list, so timings made 
 kernel or another space are never mixed in.
 
 - One score: `Measurement.score`, the time per call that a caller issuing calls back to back
-  waits (the larger of GPU and host time). It is what the sampler minimises and what picks the
-  winner. After the search the best RECHECK_TOP candidates and the torch path are measured
-  again, RECHECK_ROUNDS rounds interleaved; medians decide, and a kernel wins only where it
-  beats the torch path by more than the noise (the spread of those samples, at least NOISE).
+  waits (the larger of GPU and host time) plus measure.HIDDEN_WEIGHT times the smaller, which
+  overlap hides imperfectly: among host-bound configs GPU time still counts. It is what the
+  sampler minimises and what picks the winner. After the search the best RECHECK_TOP
+  candidates and the torch path are measured again, RECHECK_ROUNDS rounds interleaved;
+  medians decide, and a kernel wins only where it beats the torch path by more than the noise
+  (the spread of those samples, at least NOISE).
   Then neighbouring buckets whose winners differ are offered each other's winner, measured
   beside their own the same way (consolidate): one is taken where it ties and the module then
   carries fewer lines of kernels, helpers and launch code (render.module_lines).

@@ -279,10 +279,11 @@ def test_the_search_and_the_decision_time_on_their_own_budgets(monkeypatch):
 
 
 def test_measurement_score_and_round_trip():
+    # the larger of the two times, plus a share of the smaller (HIDDEN_WEIGHT): 0.2
     m = Measurement("ok", us=10.0, host_us=18.0, err=0.2, spread=0.03)
-    assert m.score == 18.0
+    assert m.score == 20.0
     assert Measurement("ok", us=10.0).score == 10.0
-    assert Measurement("ok", us=24.0, host_us=18.0).score == 24.0
+    assert Measurement("ok", us=24.0, host_us=18.0).score == 27.6
     assert Measurement.from_dict(m.to_dict()) == m
     # the eager reference of a TUNED cell: nn.Sequential's times, else (older logs) the torch path's
     torch_path = Measurement("ok", us=20.0, host_us=60.0, seq_us=18.0, seq_host_us=45.0)

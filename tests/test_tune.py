@@ -23,7 +23,7 @@ import pytest
 
 from mlpgen import space
 from mlpgen.emit import entry, read_module, with_graph_winner, write_module
-from mlpgen.measure import Measurement, WorkerMeasure, WorkerStartError
+from mlpgen.measure import HIDDEN_WEIGHT, Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
 from mlpgen.space import DEFAULT_BUCKETS, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
@@ -330,12 +330,12 @@ def test_objective_with_fixed_trials():
     best = KernelConfig(block_m=32, chunk=64, num_warps=8)
 
     trial = optuna.trial.FixedTrial(enc.params(best))
-    assert objective(trial) == landscape(64, best).score == 12.0
+    assert objective(trial) == landscape(64, best).score == 14.0  # host 12 µs + 0.2 * GPU 10
     assert trial.user_attrs["measurement"]["verdict"] == "ok"
     assert trial.user_attrs["config"] == best.to_dict() and best in known
 
     repeat = optuna.trial.FixedTrial(enc.params(best))  # its recorded score, not measured
-    assert objective(repeat) == 12.0
+    assert objective(repeat) == 14.0
     assert len(rec.calls) == 1 and repeat.user_attrs["repeat_of"] == 0
 
     wrong = optuna.trial.FixedTrial(enc.params(TRAP))
@@ -540,25 +540,54 @@ def test_search_through_a_worker_process_survives_hangs_and_crashes(tmp_path):
 
 def test_the_winner_is_the_least_score_the_sampler_minimised():
     """One scalar: the winner is the verified candidate of least Measurement.score (the larger
-    of GPU and host time), the number each trial reports to the sampler; an exact tie goes to
-    the least GPU time."""
+    of GPU and host time plus HIDDEN_WEIGHT times the smaller), the number each trial reports
+    to the sampler; an exact tie goes to the least GPU time."""
     a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
     c = KernelConfig("chain", block_m=64, block_n=64, block_k=64, num_stages=3)
+    d = KernelConfig(block_m=32, chunk=64)
     records = [
         (a, Measurement("ok", us=9.0, host_us=18.0)),
-        (b, Measurement("ok", us=6.0, host_us=18.0)),  # a tie: the GPU is less busy
-        (c, Measurement("ok", us=5.0, host_us=18.2)),  # least GPU time, more per call
+        (b, Measurement("ok", us=6.0, host_us=18.0)),  # the same host time, the GPU less busy
+        (c, Measurement("ok", us=5.0, host_us=18.5)),  # 1 µs less GPU time for 0.5 more host
+        (d, Measurement("ok", us=18.0, host_us=6.0)),  # an exact tie with b: more GPU time
         (TRAP, Measurement("wrong", "bad", us=0.1)),
     ]
     assert pick_winner(records)[0] == b
-    assert pick_winner(records[2:])[0] == c
-    assert pick_winner(records[3:]) is None
+    assert pick_winner(records[2:])[0] == d
+    assert pick_winner(records[4:]) is None
     space_ = search_space(SPEC, 64)
     enc = Encoding(space_.domains())
     fixed = {a: records[0][1], b: records[1][1]}
     objective = Objective(space_, lambda bucket, config: fixed[config], {})
     scores = {x: objective(optuna.trial.FixedTrial(enc.params(x))) for x in (a, b)}
-    assert scores == {a: 18.0, b: 18.0}
+    assert scores == {a: 18.0 + 9.0 * HIDDEN_WEIGHT, b: 18.0 + 6.0 * HIDDEN_WEIGHT}
+
+
+def test_gpu_time_decides_between_host_bound_configs():
+    """The 64-wide spec's re-tune on the H200 at 1024 rows: its recheck's host times per round
+    (µs) of rowblock block_m 16 and block_m 64 (both linked by PDL) and the torch path, with
+    their GPU times from the tune's measurements. Host time alone (medians 6.735 and 6.933)
+    took block_m 16, which a later per-call comparison measured 38% slower than block_m 64;
+    with GPU time in the score block_m 64 wins."""
+    from mlpgen.tune import BucketResult, recheck
+
+    m16, m64 = (
+        KernelConfig("rowblock", block_m=b, chunk=64, num_warps=w, block_n=32, pdl=True)
+        for b, w in ((16, 4), (64, 8))
+    )
+    host = {m16: [6.735, 6.687, 9.359], m64: [6.719, 6.933, 9.521], TORCH: [111.0, 179.3, 176.2]}
+    gpu = {m16: 4.748, m64: 3.52, TORCH: 27.8}
+    rounds = {c: iter(hs) for c, hs in host.items()}
+
+    def measure(bucket, c):
+        return Measurement("ok", us=gpu[c], host_us=next(rounds[c]), err=1e-3, spread=0.01)
+
+    pairs = [(c, measure(1024, c)) for c in host]
+    r = BucketResult(1024, None, None, None, None, [], len(pairs), pairs=pairs)
+    recheck(r, measure, 2)
+    medians = {json.dumps(e["config"], sort_keys=True): e["median"] for e in r.recheck}
+    assert r.winner[0] == m64 and medians[json.dumps(m64.to_dict(), sort_keys=True)] == 7.637
+    assert statistics.median(host[m16]) < statistics.median(host[m64])  # host time alone: 16
 
 
 def test_tune_writes_winners_provenance_and_trial_log_and_merges_gpus(tmp_path):
@@ -1453,8 +1482,8 @@ def test_a_tile_variant_goes_where_it_ties_and_nothing_is_measured_that_saves_no
 
 
 def test_a_move_that_leaves_the_kernel_in_the_cuda_graph_cell_is_undone():
-    """Host-bound at bucket 1, persist ties cluster's call time but takes a third more GPU
-    time: taken, the cell's CUDA-graph winner would be the cluster kernel (GRAPH_TIE), which
+    """Host-bound at bucket 1, persist ties cluster's score (less host time, a third more GPU
+    time): taken, the cell's CUDA-graph winner would be the cluster kernel (GRAPH_TIE), which
     the module would then still carry, so the bucket keeps its own winner."""
     from mlpgen.tune import consolidate
 
@@ -1465,8 +1494,8 @@ def test_a_move_that_leaves_the_kernel_in_the_cuda_graph_cell_is_undone():
     r.pairs = [r.winner, *r.pairs[1:]]
 
     def fn(bucket, config):
-        us = {TORCH: 20.0, cluster: 3.0, persist: 4.0}[config]
-        return Measurement("ok", us=us, host_us=5.0, spread=0.005)
+        us, host = {TORCH: (20.0, 60.0), cluster: (3.0, 5.0), persist: (4.0, 4.8)}[config]
+        return Measurement("ok", us=us, host_us=host, spread=0.005)
 
     consolidate(results, Recorder(fn), 1, SPEC, [DEFAULT])
     assert r.consolidate[0]["within"] is True  # a tie on the score the sampler minimises
@@ -1489,8 +1518,9 @@ def test_a_resumed_consolidation_replays_its_measurements():
 
 def test_the_search_consolidates_and_the_trial_log_says_what_it_took(tmp_path):
     """With share on, the search's bucket 1 (rowblock: no persist tile fits its space) takes
-    bucket 64's persist winner, measured there host-bound at 12 us against rowblock's 13; the
-    module then carries no rowblock kernel and the trial log records the move, both medians."""
+    bucket 64's persist winner, measured there host-bound at 12 us against rowblock's 13 (scores
+    13.8 and 15.4 with their GPU times); the module then carries no rowblock kernel and the
+    trial log records the move, both medians."""
     path = write_module(tmp_path / f"{SPEC.name}.py", SPEC)
     alone = search(job((1, 64), recheck=1), [Recorder()], memory(), quiet())
     assert alone[1].winner[0].strategy == "rowblock"
@@ -1504,7 +1534,7 @@ def test_the_search_consolidates_and_the_trial_log_says_what_it_took(tmp_path):
     moved = log["consolidated"]
     assert moved["from"]["strategy"] == "rowblock"
     assert moved["to"] == KernelConfig.from_dict(tuned[KEY_A][64]).to_dict()
-    assert (moved["from_median"], moved["to_median"]) == (13.0, 12.0)
+    assert (moved["from_median"], moved["to_median"]) == (15.4, 13.8)
     assert summary["buckets"]["1"]["consolidated"] == moved
     assert any(c["within"] for c in log["consolidate"])
 
