@@ -1,6 +1,7 @@
 """Per-call time of two builds of the same generated modules side by side, in one process.
 
     python benchmarks/compare_modules.py OLD_DIR [NEW_DIR] [--batches 1,64,1024] [--json FILE]
+        [--title TEXT] [--note TEXT]
 
 For every module present in both folders (NEW_DIR defaults to tuned/): eager nn.Sequential, the
 module in OLD_DIR, the module in NEW_DIR launching through mlpgen.runtime, and the same module
@@ -89,6 +90,8 @@ def main(argv=None) -> int:
     p.add_argument("new", type=Path, nargs="?", default=Path("tuned"))
     p.add_argument("--batches", default=",".join(map(str, BATCHES)))
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--title", default="Modules against their previous build")
+    p.add_argument("--note", default="", help="a sentence the rendered table ends with")
     args = p.parse_args(argv)
     batches = [int(b) for b in args.batches.split(",")]
     rows = []
@@ -97,8 +100,9 @@ def main(argv=None) -> int:
         if old.exists():
             rows += compare(old, new, batches)
     table = {
-        "title": "The module's launch paths against the previous module layout",
-        "command": "python benchmarks/compare_modules.py OLD_DIR tuned --json FILE",
+        "title": args.title,
+        "command": f"python benchmarks/compare_modules.py {args.old} {args.new} "
+        f"--batches {args.batches} --json {args.json}",
         "header": [
             "module",
             "batch",
@@ -112,10 +116,10 @@ def main(argv=None) -> int:
         "rows": rows,
         "note": (
             "µs per call, a loop of calls and one synchronize (mlpgen.timing), median of "
-            f"{ROUNDS} interleaved rounds; 'previous' is the module as the earlier layout "
-            "generated it (its launch code inside the module), 'runtime' the module launching "
-            "through mlpgen.runtime, 'public' the same module through triton's public launch."
-        ),
+            f"{ROUNDS} interleaved rounds; 'previous': the module in OLD_DIR, 'runtime': the one "
+            "in NEW_DIR launching through mlpgen.runtime, 'public': the same through triton's "
+            "public launch. " + args.note
+        ).strip(),
     }
     if args.json:
         args.json.write_text(json.dumps(table, indent=1) + "\n")
