@@ -37,11 +37,15 @@ BIAS = True
 # the heuristic for GPUs without an entry.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 57.554, "eager_us": 12.877, "host_us": 12.34, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "us": 11.557},
-        64: {"block_k": 128, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 61.452, "eager_us": 14.474, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 12.889}, "host_us": 15.495, "kernel": "_k_chain_m64_n32_k128", "num_stages": 3, "num_warps": 4, "pdl": True, "strategy": "chain", "us": 15.477},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 70.926, "eager_us": 36.022, "host_us": 32.631, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 32.575},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 499.704, "eager_us": 499.148, "host_us": 440.495, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 440.186},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 8105.19, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 7214.602},
+        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 51.246, "eager_us": 14.964, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 12.268}, "host_us": 12.262, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 8, "strategy": "split", "us": 13.64},
+        16: {"block_k": 128, "block_m": 16, "block_n": 16, "chunk": 64, "eager_host_us": 60.985, "eager_us": 15.488, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 12.796}, "host_us": 14.115, "kernel": "_k_chain_m16_n16_k128", "num_stages": 4, "num_warps": 2, "pdl": True, "strategy": "chain", "us": 14.444},
+        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 44.574, "eager_us": 16.404, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 13.764}, "host_us": 14.231, "kernel": "_k_chain_m64_n32_k64", "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "chain", "us": 16.256},
+        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 41.915, "eager_us": 21.2, "host_us": 17.598, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 18.316},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 41.502, "eager_us": 40.652, "host_us": 33.685, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 33.972},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 118.641, "eager_us": 117.776, "host_us": 102.138, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 102.388},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 446.083, "eager_us": 444.587, "host_us": 389.569, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 386.416},
+        65536: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 1771.584, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 1560.64},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 6937.92, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 6055.936},
     },
     "default": {
         1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split"},
@@ -58,7 +62,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [64, 1024], "command": "mlpgen --widths 1024,4096,1024 --act gelu_tanh --dtype bf16 --batches 64,1024 --trials 32 --seed 0 --timeout 170.0 --workers 1", "compile_seconds": 34.6, "cuda": "13.0", "date": "2026-12-02T09:32:36", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 64, "mlpgen": "0.1.0", "optuna": "5.0.0", "seed": 0, "timeout": 170.0, "torch": "2.11.0+cu130", "trials": 32, "triton": "3.6.0", "tuning_seconds": 32.9, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 1024,4096,1024 --act gelu_tanh --dtype bf16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-03T22:18:14", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 270, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": None, "triton": "3.6.0", "tuning_seconds": 56.0, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
@@ -225,8 +229,10 @@ def _k_split(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc_ptr, count_ptr, M
 
 # a TUNED cell's kernel name -> (the @triton.jit function, the tile sizes it passes as constexprs)
 KERNELS = {
-    "_k_chain_m64_n32_k128_l0": (_k_chain_l0, (64, 32, 128)),
-    "_k_chain_m64_n32_k128_l1": (_k_chain_l1, (64, 32, 128)),
+    "_k_chain_m16_n16_k128_l0": (_k_chain_l0, (16, 16, 128)),
+    "_k_chain_m16_n16_k128_l1": (_k_chain_l1, (16, 16, 128)),
+    "_k_chain_m64_n32_k64_l0": (_k_chain_l0, (64, 32, 64)),
+    "_k_chain_m64_n32_k64_l1": (_k_chain_l1, (64, 32, 64)),
     "_k_split_m16_c128_n128_k128": (_k_split, (16, 128, 128, 128)),
     "_k_split_m16_c32_n256_k128": (_k_split, (16, 32, 256, 128)),
     "_k_split_m16_c64_n128_k128": (_k_split, (16, 64, 128, 128)),

@@ -37,15 +37,15 @@ BIAS = True
 # the heuristic for GPUs without an entry.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 188.445, "eager_us": 24.042, "host_us": 7.993, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 4.272},
-        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 128.651, "eager_us": 23.272, "host_us": 6.715, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 4.356},
-        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 183.49, "eager_us": 25.184, "host_us": 6.861, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.08},
-        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 195.672, "eager_us": 25.552, "host_us": 6.633, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.1},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 124.543, "eager_us": 27.824, "host_us": 6.695, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.196},
-        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 190.891, "eager_us": 29.776, "host_us": 6.61, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.316},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 194.357, "eager_us": 36.892, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 5.58}, "host_us": 10.696, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 5.444},
-        65536: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 61.238, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 10.606},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 219.044, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 32.684},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 210.312, "eager_us": 21.616, "graph": {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 5.008}, "host_us": 10.132, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 5.544},
+        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 212.246, "eager_us": 22.344, "host_us": 10.482, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 4.324},
+        64: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 230.363, "eager_us": 23.256, "host_us": 10.774, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 2.996},
+        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 138.864, "eager_us": 24.368, "host_us": 7.292, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.022},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 127.397, "eager_us": 26.39, "host_us": 7.192, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.124},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 132.149, "eager_us": 28.046, "host_us": 7.231, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.276},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 134.883, "eager_us": 35.972, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 5.386}, "host_us": 7.183, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 5.484},
+        65536: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 59.6, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 10.548},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 215.709, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 32.476},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
@@ -62,7 +62,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 64,64,64,64,64,3 --act relu --dtype fp16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --trials 40 --seed 0 --timeout 120.0 --workers 1", "compile_seconds": 23.4, "cuda": "13.0", "date": "2026-12-02T18:19:32", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 340, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": 120.0, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 55.7, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 64,64,64,64,64,3 --act relu --dtype fp16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-03T22:15:57", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 192, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": None, "triton": "3.6.0", "tuning_seconds": 54.5, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
