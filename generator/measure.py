@@ -763,6 +763,19 @@ class Compiler:
         finally:
             worker.close(self.graceful)
 
+    def settle(self) -> int:
+        """Drop the queued compiles (the search that asked for them is over) and wait for those
+        in progress: host timings taken now are not slowed by compiling processes beside them.
+        A dropped config compiles again if it is waited for. Returns how many were dropped."""
+        with self.cond:
+            dropped = len(self.todo)
+            for config in self.todo:
+                del self.state[config]
+            self.todo.clear()
+            while "busy" in self.state.values() and self.fatal is None and not self.closed:
+                self.cond.wait()
+            return dropped
+
     def ready(self, config: KernelConfig) -> bool:
         """Whether a wait for `config` would return at once (compiled, failed, or no kernel)."""
         with self.cond:
@@ -823,6 +836,11 @@ class WorkerMeasure:
     def prefetch(self, configs) -> None:
         if self.compiler is not None:
             self.compiler.prefetch(configs)
+
+    def settle(self) -> None:
+        """Before the decisions' timings: no compile runs beside them (Compiler.settle)."""
+        if self.compiler is not None:
+            self.compiler.settle()
 
     def ready(self, config: KernelConfig) -> bool:
         """Whether measuring `config` would start at once (its kernel is compiled)."""

@@ -10,7 +10,8 @@ kernel or another space are never mixed in.
   waits (the larger of GPU and host time) plus measure.HIDDEN_WEIGHT times the smaller, which
   overlap hides imperfectly: among host-bound configs GPU time still counts. It is what the
   sampler minimises and what picks the winner. After the search the best RECHECK_TOP
-  candidates and the torch path are measured again, RECHECK_ROUNDS rounds interleaved;
+  candidates and the torch path are measured again, RECHECK_ROUNDS rounds interleaved, once
+  the compiles are over (a host-bound call is slowed by compiling processes beside it);
   medians decide, and a kernel wins only where it beats the torch path by more than the noise
   (the spread of those samples, at least NOISE).
   Then neighbouring buckets whose winners differ are offered each other's winner, measured
@@ -1050,21 +1051,24 @@ def recheck(result: BucketResult, measure: Measure, rounds: int, study=None) -> 
     replays them instead of measuring again."""
     ok = sorted((cm for cm in result.pairs if cm[1].ok), key=lambda cm: (cm[1].score, cm[1].us))
     top = ok[:RECHECK_TOP]
-    if top and host_bound(top[0][1]):
-        # a call of a few µs: re-measuring is cheap, and the host's speed drifts over a run by
-        # more than the gaps between strategies, so scores taken minutes apart do not rank
-        # them. The best of each other strategy, linked (PDL) or not, is re-measured with the
-        # rest, RECHECK_KINDS at most.
+    fresh = rounds > 0 and bool(top) and host_bound(top[0][1])
+    if fresh:
+        # a call of a few µs: re-measuring is cheap, and the host's speed drifts over a run
+        # (compiles ran beside the search) by more than the gaps between strategies, so
+        # scores taken minutes apart do not rank them. The kernel of least GPU time of each
+        # other strategy, linked (PDL) or not, is re-measured with the rest (RECHECK_KINDS at
+        # most): its host time is the launch path's, and its GPU time is what sets it apart.
+        # The decision rests on the re-measurements alone, one round more of them.
         kinds = {(c.strategy, getattr(c, "pdl", False)) for c, _ in top}  # train configs: no PDL
-        for c, m in ok:
+        for c, m in sorted(ok, key=lambda cm: cm[1].us):
             kind = (c.strategy, getattr(c, "pdl", False))
             if kind not in kinds and len(top) < RECHECK_TOP + RECHECK_KINDS:
                 kinds.add(kind)
                 top.append((c, m))
     top += [cm for cm in ok if cm[0].strategy == "torch" and cm not in top][:1]
-    samples = {c: [m] for c, m in top}
+    samples = {c: [] if fresh else [m] for c, m in top}
     again = getattr(measure, "again", measure)  # each was verified at this bucket: time it
-    for r in range(rounds):
+    for r in range(rounds + fresh):
         for c in samples:
             name = f"recheck {r} " + json.dumps(c.to_dict(), sort_keys=True)
             stored = study.user_attrs.get(name) if study is not None else None
@@ -1456,10 +1460,15 @@ def search(
         if pdl and prefetch is not None:  # every bucket's PDL variants compile at once
             prefetch([replace(c, pdl=True) for r in results.values() for c, _ in pdl_picks(r)])
         for b, study in zip(buckets, studies):
-            r = results[b.space.bucket]
             if pdl:
-                pdl_pass(r, measures[0], study)
-            decide(r, measures[0], opts.recheck, study)
+                pdl_pass(results[b.space.bucket], measures[0], study)
+        # the decisions' timings run on a quiet host: a host-bound call's time is tens of
+        # percent slower beside a pool of compiling processes, more than the gaps it decides
+        settle = getattr(measures[0], "settle", None)
+        if settle is not None:
+            settle()
+        for b, study in zip(buckets, studies):
+            decide(results[b.space.bucket], measures[0], opts.recheck, study)
         if opts.share:
             by_bucket = {b.space.bucket: s for b, s in zip(buckets, studies)}
             consolidate(

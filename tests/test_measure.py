@@ -612,6 +612,26 @@ def test_the_compile_pool_compiles_what_is_asked_for_first_and_nothing_else(tmp_
     assert 0.6 <= compiler.busy_s <= elapsed and 0.4 <= compiler.waited_s <= elapsed
 
 
+def test_settling_the_compile_pool_drops_its_queue_and_waits_for_the_compile_in_progress(tmp_path):
+    """Before the decisions' timings the pool goes quiet: what is queued is dropped (and
+    compiles again only if waited for), the compile in progress finishes first."""
+    configs = [KernelConfig(block_m=m, chunk=32) for m in (16, 32)]
+    compiler = Compiler(SPEC, str(tmp_path), processes=1, fn=fake_compile)
+    try:
+        compiler.prefetch(configs)
+        deadline = time.monotonic() + 60
+        while compiler.state[configs[0]] != "busy":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert compiler.settle() == 1
+        assert compiler.ready(configs[0]) and not compiler.ready(configs[1])
+        assert "busy" not in compiler.state.values() and not compiler.todo
+        assert compiler.wait(configs[1]) is None  # dropped, then asked for: compiled now
+    finally:
+        compiler.close()
+    assert (tmp_path / "compiled").read_text().split() == ["16", "32"]
+
+
 @pytest.mark.parametrize("shares", [True, False])
 def test_a_pdl_variant_compiles_only_where_the_runtime_does_not_add_pdl(tmp_path, shares):
     """Where mlpgen.runtime launches the candidates, a config's PDL variant is its binary

@@ -582,9 +582,10 @@ def test_gpu_time_decides_between_host_bound_configs():
     def measure(bucket, c):
         return Measurement("ok", us=gpu[c], host_us=next(rounds[c]), err=1e-3, spread=0.01)
 
-    pairs = [(c, measure(1024, c)) for c in host]
+    search = {c: Measurement("ok", us=gpu[c], host_us=min(host[c]), err=1e-3) for c in host}
+    pairs = list(search.items())
     r = BucketResult(1024, None, None, None, None, [], len(pairs), pairs=pairs)
-    recheck(r, measure, 2)
+    recheck(r, measure, 2)  # host-bound: three re-measurements each decide
     medians = {json.dumps(e["config"], sort_keys=True): e["median"] for e in r.recheck}
     assert r.winner[0] == m64 and medians[json.dumps(m64.to_dict(), sort_keys=True)] == 7.637
     assert statistics.median(host[m16]) < statistics.median(host[m64])  # host time alone: 16
@@ -1065,12 +1066,38 @@ def test_a_host_bound_recheck_remeasures_the_best_of_each_strategy():
     r = BucketResult(64, None, None, None, None, [], len(pairs), pairs=list(pairs))
     recheck(r, measure, 2)
     assert set(measured) == {*rows, best, TORCH} and r.winner[0] == best
+    assert len(measured) == 3 * 5  # host-bound: three rounds, the search's sample left out
 
     gpu_bound = [(c, Measurement("ok", us=m.host_us, host_us=None)) for c, m in pairs]
     measured.clear()
     r = BucketResult(65536, None, None, None, None, [], len(pairs), pairs=gpu_bound)
     recheck(r, lambda b, c: measure(b, c) and Measurement("ok", us=truth[c]), 2)
     assert len(set(measured)) == RECHECK_TOP + 1 and best not in measured
+
+
+def test_a_host_bound_recheck_takes_each_strategys_kernel_of_least_gpu_time():
+    """At a host-bound bucket every kernel's host time is its launch path's, give or take the
+    noise of the moment it was measured: the search ranked a slow cluster kernel (8 µs on the
+    GPU) above a fast one (3 µs) by 1.1 µs of host time taken while kernels compiled beside it.
+    The recheck re-measures each strategy's kernel of least GPU time, on fresh samples only
+    (the search's contended ones are left out), and the fast one wins."""
+    from mlpgen.tune import BucketResult, recheck
+
+    split = [KernelConfig("split", block_m=16, chunk=c, block_n=128) for c in (32, 64, 128)]
+    slow, fast = (KernelConfig("cluster", block_m=b, chunk=32, block_n=32) for b in (16, 1))
+    search = {c: Measurement("ok", us=5.5, host_us=8.0 + i / 10) for i, c in enumerate(split)}
+    search |= {slow: Measurement("ok", us=8.0, host_us=8.1), fast: Measurement("ok", us=3.0,
+               host_us=9.2), TORCH: Measurement("ok", us=10.0, host_us=60.0)}  # fmt: skip
+    quiet_host = {c: 6.0 for c in search} | {TORCH: 40.0}
+
+    def measure(bucket, c):
+        return Measurement("ok", us=search[c].us, host_us=quiet_host[c])
+
+    r = BucketResult(1, None, None, None, None, [], len(search), pairs=list(search.items()))
+    recheck(r, measure, 2)
+    scores = {json.dumps(e["config"], sort_keys=True): e["scores"] for e in r.recheck}
+    assert r.winner[0] == fast and json.dumps(slow.to_dict(), sort_keys=True) not in scores
+    assert all(len(s) == 3 and max(s) < 48.0 for s in scores.values())  # no search sample
 
 
 def test_a_trial_asked_ahead_is_suggested_once_more_only_to_be_measured(monkeypatch):
