@@ -7,9 +7,10 @@ For every module present in both folders (NEW_DIR defaults to tuned/): eager nn.
 module in OLD_DIR, the module in NEW_DIR launching through mlpgen.runtime, and the same module
 on triton's public launch path (MLPGEN_RUNTIME=0 while it is imported), all on the same weights
 and input. Each contender is checked against the fp32 reference before it is timed; the timing
-is mlpgen.timing.time_call's, the contenders interleaved over ROUNDS rounds and the median
-taken. Ratios are over the old module's time. With --json the table is written as a file that
-benchmarks/render.py renders ({title, command, header, rows, note}).
+is mlpgen.timing.time_call's, the contenders interleaved over ROUNDS rounds (every other one
+in reverse order) and the median taken. Ratios are over the old module's time. With --json the
+table is written as a file that benchmarks/render.py renders ({title, command, header, rows,
+note}).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from mlpgen.emit import read_module
 from mlpgen.timing import time_call
 from mlpgen.verify import check, random_problem, reference
 
-ROUNDS = 3
+ROUNDS = 6  # even: as many rounds in reverse order as forward
 BATCHES = (1, 64, 1024, 16384)
 
 
@@ -59,9 +60,10 @@ def batch_row(spec, mods: dict, m: int, rounds: int) -> list[str]:
             verdict = check(call(), want, spec.dtype)
             if not verdict.ok:
                 raise SystemExit(f"{spec.name} at {m} rows: {name} is wrong: {verdict.reason}")
-        for _ in range(rounds):  # interleaved: drift of the host hits every contender alike
-            for name, call in calls.items():
-                times[name].append(time_call(call, False, torch.cuda.synchronize).host_us)
+        for r in range(rounds):  # interleaved: drift of the host hits every contender alike
+            # every other round in reverse order: of two contenders, each runs first as often
+            for name in list(calls) if r % 2 == 0 else list(calls)[::-1]:
+                times[name].append(time_call(calls[name], False, torch.cuda.synchronize).host_us)
     us = {k: statistics.median(v) for k, v in times.items()}
     base = us["previous"]
     return [spec.name, str(m), *(f"{us[k]:.2f}" for k in calls)] + [
@@ -116,9 +118,9 @@ def main(argv=None) -> int:
         "rows": rows,
         "note": (
             "µs per call, a loop of calls and one synchronize (mlpgen.timing), median of "
-            f"{ROUNDS} interleaved rounds; 'previous': the module in OLD_DIR, 'runtime': the one "
-            "in NEW_DIR launching through mlpgen.runtime, 'public': the same through triton's "
-            "public launch. " + args.note
+            f"{ROUNDS} interleaved rounds, every other one in reverse order; 'previous': the "
+            "module in OLD_DIR, 'runtime': the one in NEW_DIR launching through "
+            "mlpgen.runtime, 'public': the same through triton's public launch. " + args.note
         ).strip(),
     }
     if args.json:
