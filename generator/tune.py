@@ -27,8 +27,9 @@ kernel or another space are never mixed in.
   TPE sampler over ordinal parameters. Small budgets profit from the local steps (tile-size
   landscapes are smooth near the default), larger ones from TPE's global view. A budget's last
   POLISH_SHARE (at least POLISH_STEPS) measurements climb: untried neighbours of the best
-  config of each strategy within POLISH_BAND of the best score, in turn, so that the search
-  ends on a local optimum, and not only on the leading strategy's.
+  config of each launch kind (a strategy; stream's TMA tiles apart, a kernel and launch of
+  their own) within POLISH_BAND of the best score, in turn, so that the search ends on a
+  local optimum, and not only on the leading kind's.
 - Bucket order matters: the buckets are searched together in ascending order, round-robin,
   and each step first measures the best config so far of the neighbouring buckets of the same
   search (below and above); with one bucket alone (or far-apart buckets) that seed is weaker.
@@ -130,8 +131,8 @@ PDL_GAIN = 0.03
 LOCAL_STEPS = 6  # a bucket's first measurements (firsts included) search the best one's neighbours
 # A budget's last measurements (POLISH_SHARE of it, at least POLISH_STEPS) climb from the best
 # configs so far, so that the search ends on a local optimum rather than beside one: from the
-# best of each strategy within POLISH_BAND of the best score, in turn (the landscape is smooth
-# within a strategy, not across strategies, so a runner-up strategy's best may be a step away
+# best of each launch kind within POLISH_BAND of the best score, in turn (the landscape is smooth
+# within a kind, not across kinds, so a runner-up kind's best may be a step away
 # from the optimum while the leader's neighbourhood holds nothing better).
 POLISH_STEPS = 4
 POLISH_SHARE = 0.4
@@ -724,9 +725,10 @@ class Driver:
 
     def polish(self, bucket: Bucket, known, left: set) -> KernelConfig | None:
         """An untried neighbour of one of the bucket's local optima so far: the best config
-        of each strategy within POLISH_BAND of the best score, taken in turn (the best first),
-        so that a strategy whose best so far is a step away from the optimum is climbed too;
-        each step re-centres on the best. None once their neighbourhoods are measured."""
+        of each launch kind (dispatch.launch_kind) within POLISH_BAND of the best score, taken
+        in turn (the best first), so that a kind whose best so far is a step away from the
+        optimum is climbed too; each step re-centres on the best. None once their
+        neighbourhoods are measured."""
         pairs = [(c, k.measurement) for c, k in known.items() if c in bucket.space]
         ok = sorted((p for p in pairs if p[1].ok), key=lambda p: (p[1].score, p[1].us))
         if not ok:
@@ -734,7 +736,7 @@ class Driver:
         tops = {}
         for c, m in ok:
             if m.score <= ok[0][1].score * (1 + POLISH_BAND):
-                tops.setdefault(c.strategy, c)
+                tops.setdefault(dispatch.launch_kind(c.to_dict()), c)
         centres = list(tops.values())
         turn = self.turns.get(bucket.name, 0)
         self.turns[bucket.name] = turn + 1

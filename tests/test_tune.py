@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import optuna
 import pytest
 
-from mlpgen import space
+from mlpgen import dispatch, space
 from mlpgen.emit import entry, read_module, with_graph_winner, write_module
 from mlpgen.measure import HIDDEN_WEIGHT, Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
@@ -245,8 +245,8 @@ def test_tpe_alone_respects_the_budget(monkeypatch):
 def test_a_budgets_last_steps_climb_from_the_best_of_each_leading_strategy(monkeypatch):
     """With TPE alone in between (no local steps) and one trial asked at a time, each of a
     budget's last polish_steps measurements is an untried config one field one step away from
-    the best config so far of a strategy within POLISH_BAND of the best score, while there is
-    one; the search ends on a local optimum."""
+    the best config so far of a launch kind (a strategy; stream's TMA tiles apart) within
+    POLISH_BAND of the best score, while there is one; the search ends on a local optimum."""
     from mlpgen.tune import POLISH_BAND, polish_steps
 
     monkeypatch.setattr("mlpgen.tune.LOCAL_STEPS", 0)
@@ -265,7 +265,7 @@ def test_a_budgets_last_steps_climb_from_the_best_of_each_leading_strategy(monke
         centres = {}
         for c, m in ok:
             if m.score <= ok[0][1].score * (1 + POLISH_BAND):
-                centres.setdefault(c.strategy, c)
+                centres.setdefault(dispatch.launch_kind(c.to_dict()), c)
         near = [x for c in centres.values() for x in encoding.neighbours(c)]
         untried = [c for c in near if c not in configs[:i]]
         if untried:
@@ -275,6 +275,34 @@ def test_a_budgets_last_steps_climb_from_the_best_of_each_leading_strategy(monke
     # the search ended on a local optimum: no neighbour of the winner left unmeasured
     winner = results[b].winner[0]
     assert winner == PERSIST_BEST and set(encoding.neighbours(winner)) <= set(configs)
+
+
+def test_the_climb_starts_from_the_best_of_each_launch_kind(pin_domains):
+    """stream's TMA tiles are a kernel and launch of their own, so the best TMA config is
+    climbed from even where a plain stream config measured better (the headline's exhaustive
+    H200 log at 65536 rows: the optimum is a TMA config, its plain twin second): the climb's
+    turns alternate between the two kinds' bests."""
+    import random
+
+    from mlpgen.tune import Driver
+
+    tiles = {"block_m": (64, 128), "block_n": (32, 64), "chunk": (64, 128), "num_warps": (4, 8)}
+    pin_domains({**TABLE, "stream": {**tiles, "num_stages": (2,), "tma": (0, 1)}})
+    h200 = Job(SPEC, KEY_A, TuneOptions(buckets=(65536,)), max_shared=227 * 1024)
+    bucket = plan(h200)[0]
+    stream = [c for c in bucket.space.candidates if c.strategy == "stream"]
+    plain = next(c for c in stream if not c.tma)
+    tma = next(
+        c
+        for c in stream
+        if c.tma and not set(bucket.encoding.neighbours(c)) & set(bucket.encoding.neighbours(plain))
+    )
+    known = {plain: Known(0, Measurement("ok", us=90.0)), tma: Known(1, Measurement("ok", us=95.0))}
+    left = set(bucket.space.candidates) - set(known)
+    driver = SimpleNamespace(turns={}, rng=random.Random(0))
+    picks = [Driver.polish(driver, bucket, known, left) for _ in range(2)]
+    assert picks[0] in bucket.encoding.neighbours(plain)
+    assert picks[1] in bucket.encoding.neighbours(tma)
 
 
 def test_default_and_previous_winner_are_measured_first():
