@@ -657,6 +657,9 @@ def runtime_launches() -> bool:
 # A kernel that takes longer than this to compile is dropped as a candidate: some kernels of wide
 # fp32 specs (784,1024,1024,10) compile for many minutes, while the headline's compile in seconds.
 COMPILE_LIMIT_S = 60.0
+# Before the decisions' timings the pool settles (Compiler.settle): the compiles in progress are
+# waited for this long at most (most take seconds; one near COMPILE_LIMIT_S is not waited out)
+SETTLE_S = 10.0
 
 
 class Compiler:
@@ -763,17 +766,22 @@ class Compiler:
         finally:
             worker.close(self.graceful)
 
-    def settle(self) -> int:
+    def settle(self, limit_s: float = SETTLE_S) -> int:
         """Drop the queued compiles (the search that asked for them is over) and wait for those
-        in progress: host timings taken now are not slowed by compiling processes beside them.
-        A dropped config compiles again if it is waited for. Returns how many were dropped."""
+        in progress, `limit_s` at most (a compile that runs on has most of its time behind it):
+        host timings taken now are not slowed by compiling processes beside them. A dropped
+        config compiles again if it is waited for. Returns how many were dropped."""
+        deadline = time.monotonic() + limit_s
         with self.cond:
             dropped = len(self.todo)
             for config in self.todo:
                 del self.state[config]
             self.todo.clear()
             while "busy" in self.state.values() and self.fatal is None and not self.closed:
-                self.cond.wait()
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self.cond.wait(left)
             return dropped
 
     def ready(self, config: KernelConfig) -> bool:

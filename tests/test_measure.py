@@ -632,6 +632,22 @@ def test_settling_the_compile_pool_drops_its_queue_and_waits_for_the_compile_in_
     assert (tmp_path / "compiled").read_text().split() == ["16", "32"]
 
 
+def test_settling_waits_for_a_long_compile_only_so_long():
+    """A compile in progress that runs on (near the compile limit) is not waited out."""
+    compiler = Compiler(SPEC, "unused", processes=1, fn=endless_compile)
+    try:
+        compiler.prefetch([CFG])
+        deadline = time.monotonic() + 60
+        while compiler.state[CFG] != "busy":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        t0 = time.monotonic()
+        assert compiler.settle(limit_s=0.5) == 0
+        assert 0.5 <= time.monotonic() - t0 < 5 and compiler.state[CFG] == "busy"
+    finally:
+        compiler.close(graceful=False)
+
+
 @pytest.mark.parametrize("shares", [True, False])
 def test_a_pdl_variant_compiles_only_where_the_runtime_does_not_add_pdl(tmp_path, shares):
     """Where mlpgen.runtime launches the candidates, a config's PDL variant is its binary
