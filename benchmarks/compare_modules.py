@@ -1,7 +1,7 @@
 """Per-call time of two builds of the same generated modules side by side, in one process.
 
     python benchmarks/compare_modules.py OLD_DIR [NEW_DIR] [--batches 1,64,1024] [--json FILE]
-        [--title TEXT] [--note TEXT]
+        [--title TEXT] [--note TEXT] [--ship LIMIT]
 
 For every module present in both folders (NEW_DIR defaults to tuned/): eager nn.Sequential, the
 module in OLD_DIR, the module in NEW_DIR launching through mlpgen.runtime, and the same module
@@ -10,7 +10,8 @@ and input. Each contender is checked against the fp32 reference before it is tim
 is mlpgen.timing.time_call's, the contenders interleaved over ROUNDS rounds (every other one
 in reverse order) and the median taken. Ratios are over the old module's time. With --json the
 table is written as a file that benchmarks/render.py renders ({title, command, header, rows,
-note}).
+note}). With --ship LIMIT each NEW module that is nowhere slower (ship_verdicts) is copied over
+the OLD one, with its trial log: how a re-tune of a shipped module is shipped.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shutil
 import statistics
 import sys
 from pathlib import Path
@@ -27,6 +29,7 @@ import torch
 
 from mlpgen.bench import build_sequential
 from mlpgen.emit import read_module
+from mlpgen.spec import KernelConfig
 from mlpgen.timing import time_call
 from mlpgen.verify import check, random_problem, reference
 
@@ -69,7 +72,15 @@ def batch_row(spec, mods: dict, m: int, rounds: int) -> list[str]:
     return [spec.name, str(m), *(f"{us[k]:.2f}" for k in calls)] + [
         f"{us['runtime'] / base:.3f}",
         f"{us['public'] / base:.2f}",
+        "yes" if same_call(mods["previous"], mods["runtime"], m) else "no",
     ]
+
+
+def same_call(old, new, m: int) -> bool:
+    """Whether both modules run the same config for a call of m rows on this GPU: then their
+    times differ by the measurement's noise alone, which such rows show."""
+    cells = [mod.config_for(m, mod.gpu_key()) for mod in (old, new)]
+    return len({KernelConfig.from_dict(c) for c in cells}) == 1
 
 
 def compare(old: Path, new: Path, batches, rounds: int = ROUNDS) -> list[list[str]]:
@@ -94,6 +105,14 @@ def main(argv=None) -> int:
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--title", default="Modules against their previous build")
     p.add_argument("--note", default="", help="a sentence the rendered table ends with")
+    p.add_argument(
+        "--ship",
+        type=float,
+        default=None,
+        metavar="LIMIT",
+        help="copy each NEW module (and its trial log) over the OLD one where ship_verdicts "
+        "allows it at this ratio, e.g. 1.03",
+    )
     args = p.parse_args(argv)
     batches = [int(b) for b in args.batches.split(",")]
     rows = []
@@ -104,7 +123,8 @@ def main(argv=None) -> int:
     table = {
         "title": args.title,
         "command": f"python benchmarks/compare_modules.py {args.old} {args.new} "
-        f"--batches {args.batches} --json {args.json}",
+        f"--batches {args.batches} --json {args.json}"
+        + (f" --ship {args.ship}" if args.ship is not None else ""),
         "header": [
             "module",
             "batch",
@@ -114,18 +134,38 @@ def main(argv=None) -> int:
             "public µs",
             "runtime / previous",
             "public / previous",
+            "same config",
         ],
         "rows": rows,
         "note": (
             "µs per call, a loop of calls and one synchronize (mlpgen.timing), median of "
             f"{ROUNDS} interleaved rounds, every other one in reverse order; 'previous': the "
             "module in OLD_DIR, 'runtime': the one in NEW_DIR launching through "
-            "mlpgen.runtime, 'public': the same through triton's public launch. " + args.note
+            "mlpgen.runtime, 'public': the same through triton's public launch; 'same config': "
+            "both modules run one config at that batch, so its ratio is the noise. " + args.note
         ).strip(),
     }
     if args.json:
         args.json.write_text(json.dumps(table, indent=1) + "\n")
+    if args.ship is not None:
+        for name, fine in sorted(ship_verdicts(table, args.ship).items()):
+            if fine:
+                for suffix in (".py", ".trials.json"):
+                    shutil.copy(args.new / f"{name}{suffix}", args.old / f"{name}{suffix}")
+            print(f"{name}: {'shipped' if fine else 'kept: a batch over the limit'}")
     return 0
+
+
+def ship_verdicts(table: dict, limit: float) -> dict[str, bool]:
+    """Per module of a comparison: whether its NEW build may replace the OLD one, that is at
+    every batch it takes at most `limit` times the old one's time or runs the same config (a
+    ratio of the measurement's noise alone)."""
+    col = {h: i for i, h in enumerate(table["header"])}
+    verdicts: dict[str, bool] = {}
+    for row in table["rows"]:
+        fine = float(row[col["runtime / previous"]]) <= limit or row[col["same config"]] == "yes"
+        verdicts[row[0]] = verdicts.get(row[0], True) and fine
+    return verdicts
 
 
 if __name__ == "__main__":
