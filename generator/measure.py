@@ -65,8 +65,8 @@ ODD_OFFSET = 13  # bucket + 13 is not a multiple of any block_m >= 16
 # tuned/*.trials.json) a weight from 0.2 to 0.3 changes 9 winners, each for at most 3.4% more of
 # the larger time (the host time's noise) and 7 of them for 12-43% less GPU time; from 0.4 on it
 # gives 8% of host time for 27% of GPU time, from 0.75 (1.0: no overlap) 26% for 40%. 0.2: the
-# least of that range, since the held-out replay (mlpgen.trials ablation) loses more with more
-# weight: within 3% of the best in 88% of its searches at 0.2, 86% at 0.25.
+# least of that range, since the replay (mlpgen.trials ablation) loses more with more weight:
+# fewer of its searches end within 3% of the best at 0.25 than at 0.2.
 HIDDEN_WEIGHT = 0.2
 
 VERDICTS = ("ok", "wrong", "error", "timeout", "crash")
