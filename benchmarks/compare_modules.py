@@ -20,6 +20,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -77,10 +78,18 @@ def batch_row(spec, mods: dict, m: int, rounds: int) -> list[str]:
 
 
 def same_call(old, new, m: int) -> bool:
-    """Whether both modules run the same config for a call of m rows on this GPU: then their
-    times differ by the measurement's noise alone, which such rows show."""
+    """Whether both modules run the same code for a call of m rows on this GPU (the same config,
+    rendered by the same templates): then their times differ by the measurement's noise alone,
+    which such rows show."""
     cells = [mod.config_for(m, mod.gpu_key()) for mod in (old, new)]
-    return len({KernelConfig.from_dict(c) for c in cells}) == 1
+    same_config = len({KernelConfig.from_dict(c) for c in cells}) == 1
+    return same_config and template_hash(old) == template_hash(new)
+
+
+def template_hash(mod) -> str | None:
+    """The templates' hash a generated module's header names (render.template_hash)."""
+    found = re.search(r"templates: (\w+)", Path(mod.__file__).read_text().split("\n", 2)[1])
+    return found and found.group(1)
 
 
 def compare(old: Path, new: Path, batches, rounds: int = ROUNDS) -> list[list[str]]:
@@ -134,15 +143,16 @@ def main(argv=None) -> int:
             "public µs",
             "runtime / previous",
             "public / previous",
-            "same config",
+            "same code",
         ],
         "rows": rows,
         "note": (
             "µs per call, a loop of calls and one synchronize (mlpgen.timing), median of "
             f"{ROUNDS} interleaved rounds, every other one in reverse order; 'previous': the "
             "module in OLD_DIR, 'runtime': the one in NEW_DIR launching through "
-            "mlpgen.runtime, 'public': the same through triton's public launch; 'same config': "
-            "both modules run one config at that batch, so its ratio is the noise. " + args.note
+            "mlpgen.runtime, 'public': the same through triton's public launch; 'same code': "
+            "both run one config, rendered by the same templates, at that batch, so its ratio is "
+            "the noise. " + args.note
         ).strip(),
     }
     if args.json:
@@ -158,12 +168,12 @@ def main(argv=None) -> int:
 
 def ship_verdicts(table: dict, limit: float) -> dict[str, bool]:
     """Per module of a comparison: whether its NEW build may replace the OLD one, that is at
-    every batch it takes at most `limit` times the old one's time or runs the same config (a
+    every batch it takes at most `limit` times the old one's time or runs the same code (a
     ratio of the measurement's noise alone)."""
     col = {h: i for i, h in enumerate(table["header"])}
     verdicts: dict[str, bool] = {}
     for row in table["rows"]:
-        fine = float(row[col["runtime / previous"]]) <= limit or row[col["same config"]] == "yes"
+        fine = float(row[col["runtime / previous"]]) <= limit or row[col["same code"]] == "yes"
         verdicts[row[0]] = verdicts.get(row[0], True) and fine
     return verdicts
 

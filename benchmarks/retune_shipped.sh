@@ -6,7 +6,8 @@
 #    benchmarks/results/$GPU/tune/), the new module and its trial log kept aside;
 # 2. compare_modules.py times the shipped and the new module per call at $BATCHES, into
 #    benchmarks/results/$GPU/compare/retuned.json, and replaces a shipped module by its re-tune
-#    where at every batch that is within LIMIT of its time or runs the same config.
+#    where at every batch that is within LIMIT of its time or runs the same code (the same config
+#    rendered by the same templates).
 # Then bench what was replaced: bash benchmarks/run_public_matrix.sh --no-compile
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,5 +30,5 @@ mkdir -p "benchmarks/results/$GPU/compare"
 python3 benchmarks/compare_modules.py tuned "$new" --batches "$BATCHES" --ship "$LIMIT" \
     --json "benchmarks/results/$GPU/compare/retuned.json" \
     --title "Re-tuned modules against the modules shipped before" \
-    --note "A re-tune ships where at every batch it takes at most $LIMIT times the shipped module's time or runs the same config."
+    --note "A re-tune ships where at every batch it takes at most $LIMIT times the shipped module's time or runs the same code (config and templates)."
 sed -i "s|$new|<re-tunes>|g" "benchmarks/results/$GPU/compare/retuned.json"  # a temporary folder
