@@ -326,6 +326,8 @@ def adopted_linears(
     torchvision.ops.MLP) is walked as it runs, Identity and inactive Dropout skipped; any other
     module is traced first (chain_of). owner, name, dtype: the module's __name__, its spec's name
     and dtype."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"{owner}: from_module takes an nn.Module, got {type(module).__name__}")
     if not isinstance(module, nn.Sequential):
         chain = chain_of(module, dtype=dtype)
         if isinstance(chain, str):

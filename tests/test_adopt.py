@@ -462,7 +462,7 @@ def test_fuse_tunes_the_generated_module_on_a_gpu(tmp_path):
 def test_the_generated_from_module_adopts_any_traced_chain(load_generated):
     """FusedMLP.from_module of a module that is no nn.Sequential: timm's Mlp structure is
     traced and adopted with its weights (the same output), a residual block refused with the
-    operation that breaks the chain."""
+    operation that breaks the chain, and what is no module at all refused as such."""
     spec = MLPSpec((16, 32, 16), act="gelu", dtype="fp32")
     mod, _ = load_generated(spec)
     block = TimmMlp().eval()
@@ -472,3 +472,5 @@ def test_the_generated_from_module_adopts_any_traced_chain(load_generated):
         torch.testing.assert_close(fused(x), block(x), rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="cannot adopt Residual: .*add"):
         mod.FusedMLP.from_module(Residual())
+    with pytest.raises(TypeError, match="from_module takes an nn.Module, got str"):
+        mod.FusedMLP.from_module("mlp")
