@@ -82,6 +82,16 @@ def native_cache(tmp_path_factory):
     return str(tmp_path_factory.mktemp("mlpgen_cache"))
 
 
+def assert_matches(out, ref, dtype: str, what=None) -> None:
+    """`out` against the fp32 reference `ref` element by element, within mlpgen.verify's
+    tolerances for `dtype` (verify.check, as the tuner verifies a kernel): one wrong element
+    fails, whatever the size of the output."""
+    from mlpgen.verify import check
+
+    verdict = check(out, ref, dtype)
+    assert verdict.ok, verdict.reason if what is None else f"{what}: {verdict.reason}"
+
+
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((ROOT / "tuned").glob("mlp_*.py"))  # the generated modules the project ships
 

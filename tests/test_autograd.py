@@ -7,13 +7,14 @@ from functools import partial
 
 import pytest
 import torch
+from conftest import assert_matches
 
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import entry
 from mlpgen.runtime.op import op_launch
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import STRATEGIES
-from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+from mlpgen.verify import random_problem, reference
 
 
 def sequential(widths, act, out_act="none", bias=True, dtype=torch.float32):
@@ -231,7 +232,7 @@ def test_op_launch_arguments_run_each_strategy(load_generated, config):
     grid, args = op_launch(vars(mod), cell, x, y, mod._join(weights, biases), 21)
     function, tiles = mod.KERNELS[cell["kernel"]]
     function[grid](*args, *tiles, num_warps=4, num_stages=1)
-    assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+    assert_matches(y, reference(spec, x, weights, biases), "fp32")
 
 
 @pytest.mark.interpret
@@ -254,4 +255,4 @@ def test_op_path_launches_each_layer_kernel_through_its_launcher(load_generated)
     steps = mod._layer_steps(cell, 21, False)
     y = mod._run_layers(steps, x, weights, biases, 4, 1, launch=launch)
     assert launched == [f"{cell['kernel']}_l{i}" for i in range(3)]
-    assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+    assert_matches(y, reference(spec, x, weights, biases), "fp32")

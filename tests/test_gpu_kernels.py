@@ -7,7 +7,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from conftest import SHIPPED
+from conftest import SHIPPED, assert_matches
 
 from mlpgen.emit import entry, graph_cell
 from mlpgen.selfcheck import load_module
@@ -25,7 +25,7 @@ def test_headline_spec_default_config(load_generated, dtype, m):
     mod, _ = load_generated(spec)
     x, weights, biases = random_problem(spec, m, device="cuda")
     y = mod.mlp(x, weights, biases)  # the default table: this GPU is not tuned in a fresh module
-    assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE[dtype]
+    assert_matches(y, reference(spec, x, weights, biases), dtype)
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
@@ -38,12 +38,12 @@ def test_odd_depth4_spec_every_bucket_config(load_generated, dtype):
         if cfg.strategy == "torch":  # the default over 2048 rows for widths over 128
             assert m > 2048
             y = mod.mlp(x, weights, biases)  # a fresh module: the default table
-            assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE[dtype], m
+            assert_matches(y, reference(spec, x, weights, biases), dtype, m)
             cfg = heuristic_config(spec, 2048)  # the fused default still runs an odd large M
         cell = entry(cfg)
         out = torch.full((m, 7), math.nan, device="cuda", dtype=x.dtype)
         mod._launch(x, weights, biases, cell, out=out)
-        assert rel_error(out, reference(spec, x, weights, biases)) <= TOLERANCE[dtype], m
+        assert_matches(out, reference(spec, x, weights, biases), dtype, m)
 
 
 PERSIST = [
@@ -78,7 +78,7 @@ def test_persist_many_programs(load_generated, widths, act, dtype):
             for _ in range(3):
                 out = torch.full((m, widths[-1]), math.nan, device="cuda", dtype=x.dtype)
                 mod._launch(x, weights, biases, cell, out=out, ws=ws)
-                assert rel_error(out, ref) <= TOLERANCE[dtype], (m, cell["kernel"])
+                assert_matches(out, ref, dtype, (m, cell["kernel"]))
                 [count] = sync.tolist()
                 assert count & 0x7FFFFFFF == 0, (m, cell["kernel"], count)
                 if last is not None and last[0] is sync:  # not the first launch on this one
@@ -91,7 +91,7 @@ def test_persist_wide_layers(load_generated):
     mod, _ = load_generated(spec, gpu_key="test", table={1: entry(PERSIST[2])})
     x, weights, biases = random_problem(spec, 3000, device="cuda")
     out = mod._launch(x, weights, biases, mod.TUNED["test"][1])
-    assert rel_error(out, reference(spec, x, weights, biases)) <= TOLERANCE["bf16"]
+    assert_matches(out, reference(spec, x, weights, biases), "bf16")
 
 
 def test_fast_launch_path_is_used_and_correct(load_generated):
@@ -103,7 +103,7 @@ def test_fast_launch_path_is_used_and_correct(load_generated):
     assert mod._RT is not None and mod._RT.fast and mod._RT.compiled
     x2, _, _ = random_problem(spec, 64, device="cuda")
     second = mod.mlp(x2, weights, biases)
-    assert rel_error(second, reference(spec, x2, weights, biases)) <= TOLERANCE["fp16"]
+    assert_matches(second, reference(spec, x2, weights, biases), "fp16")
     assert not torch.equal(first, second)
 
 
@@ -240,7 +240,7 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
         fresh, _, _ = random_problem(spec, 5, device="cuda")
         x.copy_(fresh)
         graph.replay()
-        assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE[dtype]
+        assert_matches(y, reference(spec, x, weights, biases), dtype)
 
 
 LARGE_CHAIN = [  # tiles over chain's domain, as cells of the retired layered strategy read
@@ -314,7 +314,7 @@ def test_chain_kernels(load_generated, widths, act, dtype):
     for _ in range(2):
         static.copy_(torch.randn_like(x))
         graph.replay()
-        assert rel_error(y, reference(spec, static, weights, biases)) <= TOLERANCE[dtype]
+        assert_matches(y, reference(spec, static, weights, biases), dtype)
 
 
 STREAM_TMA = [
@@ -344,7 +344,7 @@ def test_stream_tma_kernels(load_generated, widths, act, dtype):
         for cell in table.values():
             out = torch.full((m, widths[-1]), math.nan, device="cuda", dtype=x.dtype)
             mod._launch(x, weights, biases, cell, out=out)
-            assert rel_error(out, ref) <= TOLERANCE[dtype], (m, cell["kernel"])
+            assert_matches(out, ref, dtype, (m, cell["kernel"]))
     for cell in table.values():
         x, weights, biases = random_problem(spec, 1000, device="cuda")
         mod._launch(x, weights, biases, cell)  # compiled before the capture
@@ -353,11 +353,11 @@ def test_stream_tma_kernels(load_generated, widths, act, dtype):
             y = mod._launch(x, weights, biases, cell)
         x.copy_(random_problem(spec, 1000, device="cuda")[0])
         graph.replay()
-        assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE[dtype]
+        assert_matches(y, reference(spec, x, weights, biases), dtype)
         shifted = torch.empty(1000 * widths[0] + 1, device="cuda", dtype=x.dtype)[1:]
         shifted = shifted.view(1000, widths[0]).copy_(x)
         ref = reference(spec, shifted, weights, biases)
-        assert rel_error(mod._launch(shifted, weights, biases, cell), ref) <= TOLERANCE[dtype]
+        assert_matches(mod._launch(shifted, weights, biases, cell), ref, dtype)
 
 
 _GELU = _TANH = None  # set to a generated module's helpers before the launch

@@ -9,6 +9,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from conftest import assert_matches
 
 from mlpgen.cli import main
 from mlpgen.emit import read_module, write_module
@@ -26,7 +27,7 @@ from mlpgen.space import heuristic_config
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.trial_log import trial_log_path
 from mlpgen.tune import gpu_key
-from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+from mlpgen.verify import random_problem, reference
 
 pytestmark = pytest.mark.gpu
 
@@ -128,7 +129,7 @@ def test_each_timed_config_launches_its_own_kernel(tmp_path, monkeypatch):
         mod = candidate_module(HEADLINE, config, tmp_path)
         with torch.no_grad():
             call = hot_path(mod, config, x, weights, biases)
-            assert rel_error(call(), want) <= TOLERANCE["fp16"]
+            assert_matches(call(), want, "fp16")
         from mlpgen.runtime import native
 
         lane = native.build()
@@ -152,7 +153,7 @@ def test_retune_end_to_end_writes_verified_winners(tmp_path, capsys):
         assert cell["us"] > 0 and cell["eager_us"] > 0
         x, weights, biases = random_problem(spec, bucket + 3, device="cuda")
         y = mod.mlp(x, weights, biases)
-        assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp16"]
+        assert_matches(y, reference(spec, x, weights, biases), "fp16")
     log = json.loads(trial_log_path(path).read_text())
     trials = log["gpus"][key]["buckets"]["4096"]["trials"]
     assert len([t for t in trials if "verdict" in t and t["state"] != "pdl"]) == 5

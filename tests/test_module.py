@@ -5,6 +5,7 @@ import warnings
 
 import pytest
 import torch
+from conftest import assert_matches
 from torch import nn
 
 from mlpgen.runtime import lanes
@@ -321,7 +322,7 @@ def test_epilogue_path_is_dispatched_and_matches_the_reference(load_generated, a
     modules have none, and neither has a module whose table has no epilogue cell."""
     from mlpgen.emit import entry
     from mlpgen.spec import KernelConfig
-    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+    from mlpgen.verify import random_problem, reference
 
     spec = MLPSpec((24, 40, 33, 9), act=act, dtype="fp32")
     table = {1: entry(KernelConfig(strategy="epilogue"))}
@@ -332,7 +333,8 @@ def test_epilogue_path_is_dispatched_and_matches_the_reference(load_generated, a
     real = mod.epilogue
     mod._TORCH_PATHS["epilogue"] = lambda *a: calls.append(1) or real(*a)
     y = mod.mlp(x, weights, biases)
-    assert calls and rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+    assert calls
+    assert_matches(y, reference(spec, x, weights, biases), "fp32")
     gelu, _ = load_generated(MLPSpec((24, 40, 9), act="gelu"))
     assert set(gelu._TORCH_PATHS) == {"torch"} and not hasattr(gelu, "epilogue")
     unused, _ = load_generated(MLPSpec((24, 40, 9), act=act, dtype="fp32"))  # no epilogue cell
@@ -348,7 +350,7 @@ def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tm
     from mlpgen.cli import main
     from mlpgen.emit import entry, with_graph_winner
     from mlpgen.spec import KernelConfig
-    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+    from mlpgen.verify import random_problem, reference
 
     spec = MLPSpec((40, 70, 9), act="gelu", dtype="fp32")
     calls = KernelConfig("stream", block_m=16, block_n=16, chunk=32, num_stages=3)
@@ -366,14 +368,14 @@ def test_cuda_graph_winner_is_rendered_and_chosen_for_capture(load_generated, tm
     for _ in range(2):  # fresh inputs: the second launch is right only on a zeroed workspace
         x, weights, biases = random_problem(spec, 37)
         y = rt.execute(plan, x, weights, biases, private=True)
-        assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+        assert_matches(y, reference(spec, x, weights, biases), "fp32")
         assert plan.ws[0] is acc and not acc.any() and not counts.any()
     in_capture = rt.plan(chosen, 37, x, shared_ws=False, capturing=True)
     assert in_capture.ws is None  # no allocation outside the graph's memory pool
     rows = lanes.OWN_WORKSPACE_MAX // (9 * 4) + 1  # one row over the size a plan may own
     assert rt.plan(chosen, rows, x, shared_ws=False).ws is None
     y = rt.execute(in_capture, x, weights, biases, private=True)
-    assert rel_error(y, reference(spec, x, weights, biases)) <= TOLERANCE["fp32"]
+    assert_matches(y, reference(spec, x, weights, biases), "fp32")
     assert not rt.workspaces  # neither touched the shared workspace
     assert main(["show", str(path)]) == 0
     assert f"in a CUDA graph: {graph.kernel_name}  4.10 us GPU" in capsys.readouterr().out

@@ -12,6 +12,7 @@ import warnings
 import pytest
 import torch
 import triton
+from conftest import assert_matches
 
 from mlpgen import runtime
 from mlpgen.runtime import lanes, native
@@ -218,7 +219,7 @@ def test_calls_are_planned_once_per_device_and_batch_with_the_graph_cell_run_ear
     _forget_dispatch drops the plans."""
     from mlpgen.emit import entry, with_graph_winner
     from mlpgen.spec import KernelConfig
-    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+    from mlpgen.verify import random_problem, reference
 
     calls = KernelConfig("split", block_m=16, chunk=16, block_n=16, block_k=16)
     graph = KernelConfig("stream", block_m=16, block_n=16, chunk=16)
@@ -235,13 +236,13 @@ def test_calls_are_planned_once_per_device_and_batch_with_the_graph_cell_run_ear
     x, weights, biases = random_problem(SPEC, M)
     want = reference(SPEC, x, weights, biases)
     for _ in range(2):
-        assert rel_error(rt.forward(x, weights, biases), want) <= TOLERANCE["fp32"]
+        assert_matches(rt.forward(x, weights, biases), want, "fp32")
     plan, early = rt.plans[(-1, M, False)], rt.plans[(-1, M, True)]
     assert plan.strategy == "split" and early.strategy == "stream"
     assert executed == [early, plan, plan]
     assert plan.ws is rt.workspaces[("split", -1)][1]
     capturing[0] = True
-    assert rel_error(rt.forward(x, weights, biases), want) <= TOLERANCE["fp32"]
+    assert_matches(rt.forward(x, weights, biases), want, "fp32")
     assert executed[-1] is early and len(rt.plans) == 2
     mod._forget_dispatch()
     assert rt.plans == {}
@@ -645,7 +646,7 @@ def test_a_triton_the_runtime_does_not_know_takes_the_public_path_with_one_warni
 ):
     """A module loaded where the runtime refuses the installed triton has no runtime, launches
     through kernel[grid] and says so once, naming the reason, however many calls follow."""
-    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+    from mlpgen.verify import random_problem, reference
 
     monkeypatch.setattr(triton, "__version__", "3.99.0")
     mod, _ = load_generated(SPEC)
@@ -655,7 +656,7 @@ def test_a_triton_the_runtime_does_not_know_takes_the_public_path_with_one_warni
         for m in (M, 37):
             x, weights, biases = random_problem(SPEC, m)
             y = mod.mlp(x, weights, biases)
-            assert rel_error(y, reference(SPEC, x, weights, biases)) <= TOLERANCE["fp32"]
+            assert_matches(y, reference(SPEC, x, weights, biases), "fp32")
     assert slow_path_warnings(caught) == [
         f"mlpgen: {mod.__name__} launches through triton's public API (the slow path): "
         "mlpgen.runtime's direct launch supports triton 3.6, not 3.99.0"
@@ -700,7 +701,7 @@ def test_the_runtime_hands_launches_to_the_public_api_once_its_direct_launch_is_
 ):
     """A compiled kernel without what the direct launch uses switches it off for good; launches
     then go through the module's public launch (here: the interpreter's kernels), still right."""
-    from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+    from mlpgen.verify import random_problem, reference
 
     mod, _ = load_generated(SPEC)
     rt = attach(mod, monkeypatch)
@@ -716,7 +717,7 @@ def test_the_runtime_hands_launches_to_the_public_api_once_its_direct_launch_is_
     assert not rt.fast and public == []  # the interpreter's launch returns no compiled kernel
     y = mod.mlp(x, weights, biases)
     assert public == [(None, False)]  # device and PDL passed on
-    assert rel_error(y, reference(SPEC, x, weights, biases)) <= TOLERANCE["fp32"]
+    assert_matches(y, reference(SPEC, x, weights, biases), "fp32")
 
 
 # -- the training launches ----------------------------------------------------------------------

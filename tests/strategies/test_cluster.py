@@ -5,12 +5,13 @@ from dataclasses import replace
 
 import pytest
 import torch
+from conftest import assert_matches
 
 from mlpgen.emit import entry
 from mlpgen.space import infeasible_reason, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies.cluster import plan_cluster
-from mlpgen.verify import TOLERANCE, random_problem, reference, rel_error
+from mlpgen.verify import random_problem, reference
 
 HEADLINE = MLPSpec((256, 512, 256))
 H200_SHARED = 232448
@@ -34,17 +35,17 @@ def test_a_cluster_cell_runs_the_default_where_clusters_cannot_run(load_generate
     fallback = mod._fallback(cell, 19, x)
     assert fallback is mod.pick_cell(mod.TUNED["default"], 19)
     assert fallback["strategy"] != "cluster"
-    assert rel_error(mod._launch(x, weights, biases, cell), want) <= TOLERANCE["fp32"]
+    assert_matches(mod._launch(x, weights, biases, cell), want, "fp32")
     mod.TUNED["default"] = {1: cell}  # the interpreter runs the default table
     mod._forget_dispatch()
     assert mod._fallback(mod.config_for(19, "default"), 19, x) == {"strategy": "torch"}
     params = [p for pair in zip(weights, biases) for p in pair]
-    assert rel_error(mod.mlp(x, weights, biases), want) <= TOLERANCE["fp32"]
+    assert_matches(mod.mlp(x, weights, biases), want, "fp32")
     fused = mod.FusedMLP()
     with torch.no_grad():
         for p, q in zip(fused.parameters(), params):
             p.copy_(q)
-        assert rel_error(fused(x), want) <= TOLERANCE["fp32"]
+        assert_matches(fused(x), want, "fp32")
 
 
 def test_candidates_only_where_the_gpu_launches_clusters():
