@@ -1062,7 +1062,7 @@ def recheck(result: BucketResult, measure: Measure, rounds: int, study=None) -> 
         # most): its host time is the launch path's, and its GPU time is what sets it apart.
         # The decision rests on the re-measurements alone, one round more of them.
         kinds = {(c.strategy, getattr(c, "pdl", False)) for c, _ in top}  # train configs: no PDL
-        for c, m in sorted(ok, key=lambda cm: cm[1].us):
+        for c, m in sorted(ok, key=lambda cm: math.inf if cm[1].us is None else cm[1].us):
             kind = (c.strategy, getattr(c, "pdl", False))
             if kind not in kinds and len(top) < RECHECK_TOP + RECHECK_KINDS:
                 kinds.add(kind)
