@@ -302,8 +302,15 @@ def write_module(
             spliced = keep and not set(tuned[gpu_key]) <= set(table or {})
             tuned[gpu_key] = {**(tuned[gpu_key] if keep else {}), **(table or {})}
             prov[gpu_key] = {**(prov.get(gpu_key, {}) if spliced else {}), **(provenance or {})}
-        atomic_write(path, render(spec, tuned, prov))
+        text = render(spec, tuned, prov)
+        if not path.exists() or undated(path.read_text()) != undated(text):
+            atomic_write(path, text)  # a module that would change only its date is left alone
     return path
+
+
+def undated(text: str) -> str:
+    """A module's source without the date its header line gives."""
+    return re.sub(r"(?m)^(# spec: .*)  written: \S+$", r"\1", text, count=1)
 
 
 def same_spec(path: Path, spec: MLPSpec) -> tuple[dict, dict]:

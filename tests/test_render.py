@@ -64,6 +64,20 @@ def test_write_module_merges_gpus_and_refuses_other_specs(tmp_path):
         write_module(path, MLPSpec((16, 8)))
 
 
+def test_writing_a_module_again_unchanged_leaves_the_file_alone(tmp_path):
+    """Generating a spec whose module holds the same tables again (the quick start run in a
+    checkout that ships the module) changes nothing but the header's date: the file is left
+    as it was. Any other change is written."""
+    spec = MLPSpec((16, 16))
+    path = write_module(tmp_path / f"{spec.name}.py", spec)
+    dated = re.sub(r"written: \S+", "written: 1999-01-01", path.read_text(), count=1)
+    path.write_text(dated)
+    write_module(path, spec)
+    assert path.read_text() == dated
+    write_module(path, spec, buckets=(1, 7))  # a new bucket in the default table
+    assert path.read_text() != dated and "written: 1999-01-01" not in path.read_text()
+
+
 def test_provenance_names_the_run_that_made_the_table(tmp_path):
     """A re-tune of every bucket replaces the GPU's provenance, its command included (a stale
     command of an earlier run never survives); a re-tune of some buckets splices, keeping the
