@@ -606,11 +606,13 @@ def cmd_generate(argv: list[str]) -> int:
         if old != spec:
             raise UsageError(f"{short(path)} holds {old.name}, not {spec.name}")
     ensure_package(out)
+    before = path.read_text() if path.exists() else None
     write_module(path, spec, buckets=args.batches)
+    tables = read_module(path)[1]
     # fused: some bucket's default config is a kernel (the heuristic picks the torch path for
     # large batches of wide MLPs, and wherever no kernel fits), over every bucket the module
     # has (a run over some buckets keeps the others)
-    buckets = sorted(read_module(path)[1][DEFAULT_KEY])
+    buckets = sorted(tables[DEFAULT_KEY])
     fused = any(heuristic_config(spec, b).strategy != "torch" for b in buckets)
     summary = {
         "module": str(path),
@@ -620,7 +622,7 @@ def cmd_generate(argv: list[str]) -> int:
     }
     if not fused:
         log(f"mlpgen: no fused kernel fits this spec; {path} uses the torch path for now")
-    log(f"mlpgen: wrote {path}")
+    log(f"mlpgen: {path} is up to date" if path.read_text() == before else f"mlpgen: wrote {path}")
     if args.no_tune:
         summary["tuned"] = False
     elif cuda_available():
@@ -640,10 +642,12 @@ def cmd_generate(argv: list[str]) -> int:
                 f"mlpgen: kernel checked on the CPU through Triton's interpreter{twin} "
                 f"(worst element at {check['err']:.2g} of its tolerance, M={check['m']})"
             )
-        log(
-            "mlpgen: tuning needs a CUDA GPU; the module uses the heuristic default config. "
-            f"On a GPU machine run: mlpgen retune {path}"
-        )
+        gpus = sorted({k.split("|")[0] for k in tables if k != DEFAULT_KEY})
+        uses = "the module uses the heuristic default config"
+        if gpus:
+            uses = f"the module keeps its tables for {', '.join(gpus)} and uses the heuristic "
+            uses += "default config on other GPUs"
+        log(f"mlpgen: tuning needs a CUDA GPU; {uses}. On a GPU machine run: mlpgen retune {path}")
     if args.json:
         print(json.dumps(summary, indent=2))
     return 0

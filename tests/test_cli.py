@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import SHIPPED
 
 from mlpgen.cli import main
 from mlpgen.selfcheck import load_module
@@ -38,6 +39,21 @@ def test_bf16_is_checked_through_its_fp16_twin(tmp_path):
     assert "as its fp16 twin" in proc.stderr
     written = sorted(p.name for p in (tmp_path / "tuned").glob("*.py"))
     assert written == ["__init__.py", "mlp_24x40x9_silu_bf16.py"]  # the twin stays out
+
+
+@pytest.mark.interpret
+def test_generating_a_shipped_spec_without_a_gpu_keeps_the_module_as_it_is(tmp_path):
+    """The quick start's command run in a checkout that ships the module: without a GPU there is
+    nothing to tune, the module keeps its GPU's table and the file is not touched."""
+    shipped = SHIPPED[[p.stem for p in SHIPPED].index("mlp_64x64x64x64x64x3_relu_fp16")]
+    (tmp_path / "tuned").mkdir()
+    copy = tmp_path / "tuned" / shipped.name
+    copy.write_text(shipped.read_text())
+    proc = run_cli(["--widths", "64,64,64,64,64,3", "--act", "relu"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert copy.read_text() == shipped.read_text()
+    assert f"{Path('tuned') / shipped.name} is up to date" in proc.stderr
+    assert "keeps its tables for NVIDIA H200" in proc.stderr
 
 
 @pytest.mark.interpret
@@ -227,9 +243,6 @@ def test_show_marks_cells_linked_by_pdl(tmp_path, capsys):
     assert rows[0].split()[:2] == ["1", "_k_cluster_m16_c16_k16"] and "(PDL)" in rows[0]
     assert "(PDL)" not in rows[1] and rows[0].index(" 4 ") == rows[1].index(" 4 ")
     assert load_module(path).TUNED["GPU A|sm90|132"][1]["pdl"] is True
-
-
-SHIPPED = sorted((Path(__file__).parent.parent / "tuned").glob("mlp_*.py"))
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
