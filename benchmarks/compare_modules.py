@@ -1,7 +1,7 @@
 """Per-call time of two builds of the same generated modules side by side, in one process.
 
     python benchmarks/compare_modules.py OLD_DIR [NEW_DIR] [--batches 1,64,1024] [--json FILE]
-        [--title TEXT] [--note TEXT] [--ship LIMIT]
+        [--title TEXT] [--note TEXT] [--merge] [--ship LIMIT]
 
 For every module present in both folders (NEW_DIR defaults to tuned/): eager nn.Sequential, the
 module in OLD_DIR, the module in NEW_DIR launching through mlpgen.runtime, and the same module
@@ -115,6 +115,11 @@ def main(argv=None) -> int:
     p.add_argument("--title", default="Modules against their previous build")
     p.add_argument("--note", default="", help="a sentence the rendered table ends with")
     p.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the rows of modules not compared now from the --json file's earlier runs",
+    )
+    p.add_argument(
         "--ship",
         type=float,
         default=None,
@@ -133,6 +138,7 @@ def main(argv=None) -> int:
         "title": args.title,
         "command": f"python benchmarks/compare_modules.py {args.old} {args.new} "
         f"--batches {args.batches} --json {args.json}"
+        + (" --merge" if args.merge else "")
         + (f" --ship {args.ship}" if args.ship is not None else ""),
         "header": [
             "module",
@@ -155,6 +161,8 @@ def main(argv=None) -> int:
             "the noise. " + args.note
         ).strip(),
     }
+    if args.json and args.merge and args.json.exists():
+        table = merged(table, json.loads(args.json.read_text()))
     if args.json:
         args.json.write_text(json.dumps(table, indent=1) + "\n")
     if args.ship is not None:
@@ -164,6 +172,16 @@ def main(argv=None) -> int:
                     shutil.copy(args.new / f"{name}{suffix}", args.old / f"{name}{suffix}")
             print(f"{name}: {'shipped' if fine else 'kept: a batch over the limit'}")
     return 0
+
+
+def merged(table: dict, earlier: dict) -> dict:
+    """`table` with the rows of the modules it does not compare taken from `earlier` (an
+    earlier run's table of the same columns), by module and batch."""
+    if earlier.get("header") != table["header"]:
+        return table
+    compared = {row[0] for row in table["rows"]}
+    rows = [row for row in earlier["rows"] if row[0] not in compared] + table["rows"]
+    return table | {"rows": sorted(rows, key=lambda row: (row[0], int(row[1])))}
 
 
 def ship_verdicts(table: dict, limit: float) -> dict[str, bool]:

@@ -7,7 +7,8 @@
 # 2. compare_modules.py times the shipped and the new module per call at $BATCHES, into
 #    benchmarks/results/$GPU/compare/retuned.json, and replaces a shipped module by its re-tune
 #    where at every batch that is within LIMIT of its time or runs the same code (the same config
-#    rendered by the same templates).
+#    rendered by the same templates). Other modules' rows of earlier runs stay in the table, so
+#    the modules can be re-tuned a few at a time (a cold tune takes about a minute).
 # Then bench what was replaced: bash benchmarks/run_public_matrix.sh --no-compile
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +28,7 @@ s = read_module(sys.argv[1])[0]; print(":".join([",".join(map(str, s.widths)), s
     KEEP=$new bash benchmarks/record_search.sh cold "$spec"
 done
 mkdir -p "benchmarks/results/$GPU/compare"
-python3 benchmarks/compare_modules.py tuned "$new" --batches "$BATCHES" --ship "$LIMIT" \
+python3 benchmarks/compare_modules.py tuned "$new" --batches "$BATCHES" --merge --ship "$LIMIT" \
     --json "benchmarks/results/$GPU/compare/retuned.json" \
     --title "Re-tuned modules against the modules shipped before" \
     --note "A re-tune ships where at every batch it takes at most $LIMIT times the shipped module's time or runs the same code (config and templates)."

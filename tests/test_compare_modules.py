@@ -64,3 +64,18 @@ def test_the_same_config_is_the_same_code_only_from_the_same_templates(tmp_path)
     assert not compare_modules.same_call(module(shipped, cell), module(older, cell), 64)
     other = cell | {"block_m": 64}
     assert not compare_modules.same_call(module(shipped, cell), module(shipped, other), 64)
+
+
+def test_a_run_over_some_modules_keeps_the_other_modules_rows():
+    """Shipped modules can be re-tuned a few at a time: the stored table keeps each module's
+    latest rows; a table of other columns (another method) is replaced whole."""
+    earlier = {"header": HEADER, "rows": [row("a", 1, 1.0, "no"), row("b", 1, 0.9, "no")]}
+    now = {"header": HEADER, "rows": [row("b", 64, 1.1, "no"), row("b", 1, 1.2, "no")]}
+    rows = compare_modules.merged(now, earlier)["rows"]
+    assert [(r[0], r[1], r[6]) for r in rows] == [
+        ("a", "1", "1.000"),
+        ("b", "1", "1.200"),
+        ("b", "64", "1.100"),
+    ]
+    other = {"header": HEADER[:-1], "rows": [row("a", 1, 1.0, "no")[:-1]]}
+    assert compare_modules.merged(now, other) == now
