@@ -537,9 +537,10 @@ def fuse(
         path = write_module(module_path(out, spec), spec)
         report.written.append(path)
         if tuned:
-            from mlpgen.tune import TuneOptions, tune_module
+            from mlpgen.train_tune import tune_with_training
+            from mlpgen.tune import TuneOptions
 
-            tune_module(path, tune if isinstance(tune, TuneOptions) else TuneOptions())
+            tune_with_training(path, tune if isinstance(tune, TuneOptions) else TuneOptions())
     if missing and not tuned:
         commands = "; ".join(tune_hint(spec, out) for spec in missing)
         warnings.warn(

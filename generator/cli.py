@@ -626,9 +626,9 @@ def cmd_generate(argv: list[str]) -> int:
     if args.no_tune:
         summary["tuned"] = False
     elif cuda_available():
-        from mlpgen.tune import tune_module
+        from mlpgen.train_tune import tune_with_training
 
-        summary["tuned"] = tune_module(path, tune_options(args), quiet=args.json)
+        summary["tuned"] = tune_with_training(path, tune_options(args), quiet=args.json)
     else:
         summary["tuned"] = False
         if fused:
@@ -662,9 +662,9 @@ def cmd_retune(argv: list[str]) -> int:
     checked_storage(args.storage)
     if not cuda_available():
         raise UsageError("retune needs a CUDA GPU, and none is visible")
-    from mlpgen.tune import tune_module
+    from mlpgen.train_tune import tune_with_training
 
-    summary = tune_module(path, tune_options(args), quiet=args.json)
+    summary = tune_with_training(path, tune_options(args), quiet=args.json)
     if args.json:
         print(json.dumps(summary, indent=2))
     return 0

@@ -72,8 +72,10 @@ from mlpgen.tune import (
     Progress,
     TuneOptions,
     budget,
+    log,
     make_sampler,
     recheck,
+    tune_module,
 )
 
 TORCH_BACKWARD = TorchBackward()
@@ -491,3 +493,31 @@ def train_measure(spec: MLPSpec, path: Path, device: int, opts: TuneOptions) -> 
         quick=True,
     )
     return TrainMeasure(inner, compiler)
+
+
+def tune_with_training(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
+    """tune_module, then with opts.train (where it wrote the module) the train search on what it
+    wrote, on the first GPU: its summary as the forward summary's "train"."""
+    summary = tune_module(path, opts, quiet)
+    if opts.train and summary["written"]:
+        summary["train"] = tune_trains(path, summary["gpu"], opts, quiet)
+    return summary
+
+
+def tune_trains(path: Path, key: str, opts: TuneOptions, quiet: bool, device: int = 0) -> dict:
+    """The train search on a module whose forward table for GPU `key` is written; the closing
+    line says where the training kernels won."""
+    if not quiet:
+        log("mlpgen: searching each bucket's training step: the torch backward or kernel configs")
+    measure = train_measure(read_module(path)[0], path, device, opts)
+    try:
+        summary = tune_train(path, key, opts, measure, quiet)
+    finally:
+        measure.close()
+    cells = [b["train"] for b in summary["buckets"].values() if b["train"] is not None]
+    kernels = sum(c.get("backward") != "torch" for c in cells)
+    log(
+        f"mlpgen: searched the training step in {summary['seconds']:.0f}s ({summary['measured']} "
+        f"candidates measured): training kernels at {kernels} of {len(cells)} buckets"
+    )
+    return summary

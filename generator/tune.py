@@ -1717,8 +1717,6 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
             **summary["phase_seconds"],
             "close": round(time.perf_counter() - closing, 1),
         }
-        if opts.train and summary["written"]:
-            summary["train"] = tune_trains(path, spec, key, devices[0], opts, quiet)
     # wall time from the start: the native lane's build, then compiling (overlapped with
     # measuring, so it has no time of its own) and measuring
     summary["total_seconds"] = round(time.perf_counter() - t0, 1)
@@ -1734,27 +1732,6 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
         f"mlpgen: tuned {len(summary['buckets'])} buckets on {key} in "
         f"{summary['total_seconds']:.0f}s ({summary['measured']} candidates measured, "
         f"{summary['compiled']} kernels compiled); {wrote}"
-    )
-    return summary
-
-
-def tune_trains(path: Path, spec: MLPSpec, key: str, device: int, opts, quiet: bool) -> dict:
-    """The train search (mlpgen.train_tune) on the module the forward search just wrote, on
-    one GPU; the closing line says where the training kernels won."""
-    from mlpgen.train_tune import train_measure, tune_train
-
-    if not quiet:
-        log("mlpgen: searching each bucket's training step: the torch backward or kernel configs")
-    measure = train_measure(spec, path, device, opts)
-    try:
-        summary = tune_train(path, key, opts, measure, quiet)
-    finally:
-        measure.close()
-    cells = [b["train"] for b in summary["buckets"].values() if b["train"] is not None]
-    kernels = sum(c.get("backward") != "torch" for c in cells)
-    log(
-        f"mlpgen: searched the training step in {summary['seconds']:.0f}s ({summary['measured']} "
-        f"candidates measured): training kernels at {kernels} of {len(cells)} buckets"
     )
     return summary
 

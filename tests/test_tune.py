@@ -711,9 +711,9 @@ def test_progress_line_only_on_a_terminal():
 
 @pytest.mark.interpret
 def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
-    """tune_module end to end with a pretend GPU: compile workers and measuring workers run
-    the real kernels of the production table through Triton's interpreter (they inherit
-    TRITON_INTERPRET=1)."""
+    """tune_module end to end with a pretend GPU (and, with --train, the train search after it:
+    train_tune.tune_with_training): compile workers and measuring workers run the real kernels
+    of the production table through Triton's interpreter (they inherit TRITON_INTERPRET=1)."""
     import torch
 
     props = SimpleNamespace(
@@ -727,11 +727,12 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d=None: props)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda d=None: props.name)
     monkeypatch.setenv("MLPGEN_NATIVE", "0")  # no kernel lane opens on the CPU: nothing to build
-    from mlpgen.tune import tune_module
+    from mlpgen.train_tune import tune_with_training
 
     spec = MLPSpec((8, 16, 4), act="relu", dtype="fp32")
     path = write_module(tmp_path / f"{spec.name}.py", spec)
-    summary = tune_module(path, TuneOptions(buckets=(1, 64), trials=3, workers=2, train=True))
+    opts = TuneOptions(buckets=(1, 64), trials=3, workers=2, train=True)
+    summary = tune_with_training(path, opts)
     key = "Pretend GPU|sm90|4"
     assert summary["gpu"] == key and summary["compile_errors"] == 0
     assert (tmp_path / f"{spec.name}.optuna.journal").exists()
