@@ -13,9 +13,9 @@ else WRONG) before it is timed; eager nn.Sequential is checked too. Two times pe
 Each time comes with its spread (interquartile range over the median of its samples).
 A contender that fails (compile error, out of memory, ...) is recorded as "failed: reason" and
 the run goes on. The result is a plain dict (JSON) that `mlpgen.report` turns into tables and a
-plot; the pure parts (speedups, merging runs) are at the top of this file. With `train=True`
-(`mlpgen bench --train`) each contender runs a training step instead (mlpgen.train_bench), its
-gradients checked too, and a WRONG one is not timed.
+plot; the pure parts (speedups, merging runs) are at the top of this file. With
+mlpgen.train_bench's TrainModels (`mlpgen bench --train`) each contender runs a training step
+instead, its gradients checked too, and a WRONG one is not timed.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from __future__ import annotations
 import copy
 import datetime
 import math
-import os
 import platform
 import sys
 import time
@@ -245,6 +244,11 @@ class Models:
     the fp32 reference for that input and `verdict` checks a contender's output against it."""
 
     time_wrong = True  # a WRONG output is still timed (the table shows it as WRONG)
+    train = False  # each call a forward (no autograd), not a training step
+
+    def environment(self, mod, batches: Sequence[int], device) -> dict:
+        """What a run of these models adds to its environment record (a forward: nothing)."""
+        return {}
 
     def __init__(self, spec: MLPSpec, mod, weights, biases):
         self.spec, self.weights, self.biases = spec, weights, biases
@@ -412,11 +416,12 @@ def run_bench(
     device: str = "cuda",
     command: str | None = None,
     progress: bool = True,
-    train: bool = False,
+    models_type: type[Models] | None = None,
 ) -> dict:
     """Measure every contender at every batch size; returns the JSON-ready result.
-    train: time a training step (mlpgen.train_bench) instead of a forward.
-    `device="cpu"` runs the non-graph contenders without GPU times (for tests of the plumbing)."""
+    models_type: what each contender runs, Models (a forward, the default) or a subclass
+    (mlpgen.train_bench.TrainModels: a training step). `device="cpu"` runs the non-graph
+    contenders without GPU times (for tests of the plumbing)."""
     spec, tuned, _ = read_module(path)
     from mlpgen.selfcheck import load_module
 
@@ -428,20 +433,9 @@ def run_bench(
     if batches is None:
         batches = default_batches(tuned, env.get("gpu_key"))
     _, weights, biases = random_problem(spec, 1, device=dev, seed=seed)
-    if train:
-        from mlpgen.train_bench import TrainModels
-
-        models = TrainModels(spec, mod, weights, biases)
-        # per batch, which backward the module's training steps ran: its kernels or the torch
-        # ops (where they are off, or the bucket's tuned "train" is the torch backward)
-        probe = torch.empty(1, spec.widths[0], dtype=weights[0].dtype, device=dev)
-        env["backward"] = {
-            str(b): "torch" if mod._train_config(b, probe) is None else "kernels" for b in batches
-        }
-        if os.environ.get("MLPGEN_TRAIN_KERNELS"):  # a forced choice, recorded with the run
-            env["MLPGEN_TRAIN_KERNELS"] = os.environ["MLPGEN_TRAIN_KERNELS"]
-    else:
-        models = Models(spec, mod, weights, biases)
+    models = (models_type or Models)(spec, mod, weights, biases)
+    env.update(models.environment(mod, batches, dev))
+    train = models.train
     inputs = {b: random_problem(spec, b, dev, seed + 1 + i)[0] for i, b in enumerate(batches)}
     expected: dict[int, object] = {}  # the fp32 reference
     bar = Progress(len(batches) * len(contenders)) if progress else None

@@ -840,6 +840,9 @@ def cmd_bench(argv: list[str]) -> int:
         contenders = bench.pick_contenders(only, args.no_compile)
         if not cuda_available():
             raise UsageError("bench needs a CUDA GPU")
+        models_type = None
+        if args.train:
+            from mlpgen.train_bench import TrainModels as models_type
         try:
             data = bench.run_bench(
                 path,
@@ -850,7 +853,7 @@ def cmd_bench(argv: list[str]) -> int:
                 budget_s=args.budget,
                 seed=args.seed,
                 command=command_line(["bench", *argv]),
-                train=args.train,
+                models_type=models_type,
             )
         except (KeyboardInterrupt, Terminated):
             raise

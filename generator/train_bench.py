@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -164,6 +165,22 @@ class TrainModels(Models):
     """bench.Models for a training step: the same contenders, each running `step`."""
 
     time_wrong = False  # a wrong gradient is not timed
+    train = True
+
+    def environment(self, mod, batches: Sequence[int], device) -> dict:
+        """Per batch, which backward the module's training steps run: its kernels or the torch
+        ops (where they are off, or the bucket's tuned "train" is the torch backward); and
+        MLPGEN_TRAIN_KERNELS where set (a forced choice, recorded with the run)."""
+        probe = torch.empty(1, self.spec.widths[0], dtype=self.weights[0].dtype, device=device)
+        env = {
+            "backward": {
+                str(b): "torch" if mod._train_config(b, probe) is None else "kernels"
+                for b in batches
+            }
+        }
+        if os.environ.get("MLPGEN_TRAIN_KERNELS"):
+            env["MLPGEN_TRAIN_KERNELS"] = os.environ["MLPGEN_TRAIN_KERNELS"]
+        return env
 
     def __init__(self, spec: MLPSpec, mod, weights, biases):
         super().__init__(spec, mod, weights, biases)

@@ -128,7 +128,14 @@ class RightForwardWrongBackward(torch.nn.Module):
 
 def test_run_bench_train_on_cpu(small_module, monkeypatch):
     contenders = bench.pick_contenders(["eager+graph", "mlpgen"], no_compile=True)
-    data = bench.run_bench(small_module, (3, 17), contenders, rep_ms=2, device="cpu", train=True)
+    data = bench.run_bench(
+        small_module,
+        (3, 17),
+        contenders,
+        rep_ms=2,
+        device="cpu",
+        models_type=train_bench.TrainModels,
+    )
     data = json.loads(json.dumps(data))  # JSON-ready as returned
     assert data["train"] is True and data["batches"] == [3, 17]
     assert data["env"]["backward"] == {"3": "torch", "17": "torch"}  # the CPU, no interpreter
@@ -154,7 +161,9 @@ def test_run_bench_train_on_cpu(small_module, monkeypatch):
         "build_fused",
         lambda mod, w, b: RightForwardWrongBackward(bench.build_sequential(SPEC, w, b)),
     )
-    data = bench.run_bench(small_module, (5,), contenders, rep_ms=2, device="cpu", train=True)
+    data = bench.run_bench(
+        small_module, (5,), contenders, rep_ms=2, device="cpu", models_type=train_bench.TrainModels
+    )
     (wrong,) = [r for r in data["results"] if r["contender"] == "mlpgen"]
     assert wrong["status"] == "WRONG" and wrong["errs"]["y"] < 1e-3
     assert wrong["host_us"] is None and wrong["host_speedup"] is None
@@ -164,7 +173,9 @@ def test_run_bench_train_on_cpu(small_module, monkeypatch):
 
 def test_train_runs_merge_only_with_train_runs(small_module):
     contenders = bench.pick_contenders(["mlpgen"], no_compile=True)
-    train = bench.run_bench(small_module, (3,), contenders, rep_ms=2, device="cpu", train=True)
+    train = bench.run_bench(
+        small_module, (3,), contenders, rep_ms=2, device="cpu", models_type=train_bench.TrainModels
+    )
     forward = bench.run_bench(small_module, (3,), contenders, rep_ms=2, device="cpu")
     assert forward["train"] is False
     with pytest.raises(ValueError, match="--train"):
@@ -175,7 +186,14 @@ def test_train_runs_merge_only_with_train_runs(small_module):
 def test_load_prints_a_recorded_train_run(small_module, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     contenders = bench.pick_contenders(["mlpgen"], no_compile=True)
-    data = bench.run_bench(small_module, (3, 9), contenders, rep_ms=2, device="cpu", train=True)
+    data = bench.run_bench(
+        small_module,
+        (3, 9),
+        contenders,
+        rep_ms=2,
+        device="cpu",
+        models_type=train_bench.TrainModels,
+    )
     recorded = tmp_path / "train.json"
     recorded.write_text(json.dumps(data))
     png = tmp_path / "train.png"
