@@ -474,7 +474,7 @@ def tune_hint(spec: MLPSpec, out: Path) -> str:
 def check_out(specs: list[MLPSpec], out: Path) -> list[MLPSpec]:
     """The specs whose module `out` lacks; a module there that is damaged or of another spec is
     a SpecError (checked with `ast`, never run), before anything is written."""
-    from mlpgen.cli import UsageError, existing_module
+    from mlpgen.module_file import checked_module, short
 
     if out.exists() and not out.is_dir():
         raise SpecError(f"{out}: exists and is not a folder")
@@ -484,10 +484,9 @@ def check_out(specs: list[MLPSpec], out: Path) -> list[MLPSpec]:
         if not os.path.lexists(path):
             missing.append(spec)
             continue
-        try:
-            _, held, _, _ = existing_module(str(path))
-        except UsageError as e:
-            raise SpecError(str(e)) from None
+        if not path.is_file():
+            raise SpecError(f"{short(path)}: not a regular file")
+        held = checked_module(path, short(path))[0]
         if held != spec:
             raise SpecError(f"{path} holds {held.name}, not {spec.name}; nothing was written")
     return missing

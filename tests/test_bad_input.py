@@ -27,6 +27,7 @@ import pytest
 
 from mlpgen import cli
 from mlpgen.emit import entry, module_path, read_module, write_module
+from mlpgen.module_file import MAX_LINE
 from mlpgen.spec import KernelConfig, MLPSpec
 
 SPEC = MLPSpec((8, 16, 4), act="relu")
@@ -394,7 +395,7 @@ def test_bad_input(ws, monkeypatch, capsys, args, code, fragment):
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and err.endswith("\n"), err
     assert err.startswith("mlpgen: error: ") and fragment in err, err
-    assert len(err) <= cli.MAX_LINE + 1 and out == ""
+    assert len(err) <= MAX_LINE + 1 and out == ""
     assert snapshot(ws) == before
 
 
