@@ -649,7 +649,7 @@ def as_measurement(status: str, value) -> Measurement:
 def runtime_launches() -> bool:
     """Whether the candidates' modules launch through mlpgen.runtime (its direct launch supports
     the installed triton, and MLPGEN_RUNTIME is not 0)."""
-    from mlpgen.runtime import unsupported
+    from mlpgen.runtime.versions import unsupported
 
     return os.environ.get("MLPGEN_RUNTIME") != "0" and unsupported("direct") is None
 

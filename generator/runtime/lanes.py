@@ -25,7 +25,8 @@ import weakref
 
 import torch
 
-from mlpgen.runtime import native, unsupported
+from mlpgen.runtime import native
+from mlpgen.runtime.versions import unsupported
 
 # sha256 of triton 3.6's CudaLauncher.__call__ source without whitespace: it only adds
 # (cooperative grid, PDL, global scratch, profile scratch) before its arguments and calls the

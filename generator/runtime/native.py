@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 import triton
 
-from mlpgen.runtime import unsupported
+from mlpgen.runtime.versions import unsupported
 
 SOURCE = Path(__file__).with_name("native_lane.cpp")
 _BUILT: dict[str, object] = {}  # "module": the built extension (None: unavailable)
