@@ -779,6 +779,11 @@ def cmd_profile(argv: list[str]) -> int:
         metavar="BENCH.json",
         help="recorded `mlpgen bench --json` output to add to the report (and its plot)",
     )
+    p.add_argument(
+        "--train",
+        action="store_true",
+        help="profile training steps (forward, loss, gradients) as bench --train times them",
+    )
     p.add_argument("--json", action="store_true", help="the statistics as JSON")
     args = p.parse_args(argv)
     path = existing_module(args.path)[0]
@@ -791,7 +796,12 @@ def cmd_profile(argv: list[str]) -> int:
         recorded = load_runs(args.bench, "--bench")
     try:  # without CUDA both runs are profiled on the CPU; the report says so
         result = profile_module(
-            path, args.batch, args.forwards, trace, command=command_line(["profile", *argv])
+            path,
+            args.batch,
+            args.forwards,
+            trace,
+            command=command_line(["profile", *argv]),
+            train=args.train,
         )
     except (KeyboardInterrupt, Terminated):
         raise

@@ -14,6 +14,7 @@ the GPU columns are empty and the top list shows torch ops instead of kernels.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import statistics
@@ -181,8 +182,12 @@ def analyse(events: Sequence[dict], forwards: int, labels: Sequence[str] = LABEL
 # ---------------------------------------------------------------- recording
 
 
-def record(path: Path, batch: int, forwards: int = 20, seed: int = 0) -> tuple[dict, dict]:
-    """Profile both runs; returns (the Chrome trace as a dict, facts about the run)."""
+def record(
+    path: Path, batch: int, forwards: int = 20, seed: int = 0, train: bool = False
+) -> tuple[dict, dict]:
+    """Profile both runs; returns (the Chrome trace as a dict, facts about the run). train:
+    each call a training step as `mlpgen bench --train` times it (forward, loss, gradients of
+    the input and of every parameter), not a forward."""
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -199,26 +204,34 @@ def record(path: Path, batch: int, forwards: int = 20, seed: int = 0) -> tuple[d
     _, weights, biases = random_problem(spec, 1, device=dev, seed=seed)
     gen = torch.Generator(device="cpu").manual_seed(seed + 1)
     x = torch.randn(batch, spec.widths[0], generator=gen).to(dev, TORCH_DTYPE[spec.dtype])
-    models = {
-        "eager": build_sequential(spec, weights, biases),
-        "mlpgen": build_fused(mod, weights, biases),
-    }
+    if train:
+        from mlpgen.bench import BY_NAME
+        from mlpgen.train_bench import TrainModels
+
+        steps = TrainModels(spec, mod, weights, biases)
+        calls = {label: steps.prepare(BY_NAME[label], x, sync).call for label in LABELS}
+    else:
+        models = {
+            "eager": build_sequential(spec, weights, biases),
+            "mlpgen": build_fused(mod, weights, biases),
+        }
+        calls = {label: functools.partial(model, x) for label, model in models.items()}
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    with torch.no_grad():
-        for model in models.values():  # compile, allocate, tune cuBLAS: not what we profile
+    with torch.enable_grad() if train else torch.no_grad():
+        for call in calls.values():  # compile, allocate, tune cuBLAS: not what we profile
             for _ in range(3):
-                model(x)
+                call()
         sync()
         with profile(activities=activities) as prof:
             with record_function("warm-up"):  # the profiler's own first-use cost lands here
-                for model in models.values():
-                    model(x)
+                for call in calls.values():
+                    call()
                 sync()
-            for label, model in models.items():
+            for label, call in calls.items():
                 with record_function(label):
                     for _ in range(forwards):
                         with record_function(f"{label}.forward"):
-                            model(x)
+                            call()
                     sync()
     fd, tmp = tempfile.mkstemp(suffix=".json")
     os.close(fd)
@@ -233,6 +246,7 @@ def record(path: Path, batch: int, forwards: int = 20, seed: int = 0) -> tuple[d
         "spec": spec.to_dict(),
         "batch": batch,
         "forwards": forwards,
+        "train": train,
         "device": dev.type,
         "env": environment(mod, dev),
     }
@@ -245,12 +259,14 @@ def profile_module(
     forwards: int = 20,
     trace_path: Path | None = None,
     command: str | None = None,
+    train: bool = False,
 ) -> dict:
-    """Record, analyse and (optionally) write the labelled Chrome trace."""
+    """Record (train: training steps), analyse and (optionally) write the labelled Chrome
+    trace."""
     for name, value in (("batch", batch), ("forwards", forwards)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    trace, facts = record(path, batch, forwards)
+    trace, facts = record(path, batch, forwards, train=train)
     events = trace.get("traceEvents", [])
     result = dict(facts, command=command, runs=analyse(events, forwards))
     missing = [label for label in LABELS if label not in result["runs"]]

@@ -307,10 +307,15 @@ PROFILE_CAVEAT = (
 )
 
 
+def profile_unit(result: dict) -> str:
+    """What one call of a profiled run is: a forward, or a training step (profile --train)."""
+    return "training step" if result.get("train") else "forward"
+
+
 def profile_title(result: dict) -> str:
     return (
-        f"{result['name']} at batch {result['batch']}, {result['forwards']} forwards each "
-        f"on {env_line(result)}"
+        f"{result['name']} at batch {result['batch']}, {result['forwards']} "
+        f"{profile_unit(result)}s each on {env_line(result)}"
     )
 
 
@@ -318,8 +323,9 @@ def profile_sections(result: dict) -> tuple[list, list, list]:
     """(header, rows) of the side-by-side table, and one top list per run."""
     labels = list(result["runs"])
     header = ["", *labels]
+    unit = profile_unit(result)
     rows = [
-        [title, *(fmt(result["runs"][label][key]) for label in labels)]
+        [title.replace("forward", unit), *(fmt(result["runs"][label][key]) for label in labels)]
         for title, key, fmt in PROFILE_ROWS
         if any(result["runs"][label][key] is not None for label in labels)  # no GPU: no GPU rows
     ]
@@ -330,7 +336,7 @@ def profile_sections(result: dict) -> tuple[list, list, list]:
             [t["name"], fmt_count(t["calls_per_forward"]), fmt_us(t["us_per_forward"])]
             for t in run["top"]
         ]
-        tops.append((f"{label}: top {run['top_kind']}", ["name", "per forward", "µs"], top_rows))
+        tops.append((f"{label}: top {run['top_kind']}", ["name", f"per {unit}", "µs"], top_rows))
     return header, rows, tops
 
 

@@ -157,6 +157,23 @@ def test_profile_json(module, capsys):
     assert result["runs"]["eager"]["ops_per_forward"] >= 3  # linear, gelu, linear
 
 
+def test_profile_train_profiles_training_steps(module, capsys):
+    """--train: each call is bench --train's step, so the backward's ops are in the run and
+    the table counts per training step."""
+    assert main(["profile", str(module), "--batch", "5", "--forwards", "2", "--train"]) == 0
+    out = capsys.readouterr().out
+    assert "at batch 5, 2 training steps each" in out and "torch ops per training step" in out
+    assert main(["profile", str(module), "--batch", "5", "--forwards", "2", "--json"]) == 0
+    forward = json.loads(capsys.readouterr().out)
+    assert (
+        main(["profile", str(module), "--batch", "5", "--forwards", "2", "--train", "--json"]) == 0
+    )
+    step = json.loads(capsys.readouterr().out)
+    assert step["train"] and not forward["train"]
+    for label in ("eager", "mlpgen"):  # the backward's ops come on top of the forward's
+        assert step["runs"][label]["ops_per_forward"] > forward["runs"][label]["ops_per_forward"]
+
+
 @pytest.mark.parametrize("batch, forwards", [(0, 1), (4, 0), (2.5, 1), (True, 1), (4, "3")])
 def test_profile_module_refuses_bad_counts_before_running_anything(module, batch, forwards):
     """Bad input to the CLI is tests/test_bad_input.py's; the function checks its own."""
