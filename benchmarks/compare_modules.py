@@ -161,11 +161,12 @@ def main(argv=None) -> int:
             "the noise. " + args.note
         ).strip(),
     }
+    stored = table
     if args.json and args.merge and args.json.exists():
-        table = merged(table, json.loads(args.json.read_text()))
+        stored = merged(table, json.loads(args.json.read_text()))
     if args.json:
-        args.json.write_text(json.dumps(table, indent=1) + "\n")
-    if args.ship is not None:
+        args.json.write_text(json.dumps(stored, indent=1) + "\n")
+    if args.ship is not None:  # the modules compared now, not the rows kept from earlier runs
         for name, fine in sorted(ship_verdicts(table, args.ship).items()):
             if fine:
                 for suffix in (".py", ".trials.json"):

@@ -3,6 +3,7 @@ it is nowhere slower than the limit, rows where both run the same code excepted 
 rendered by the same templates: their ratio is the measurement's noise)."""
 
 import importlib.util
+import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -79,3 +80,28 @@ def test_a_run_over_some_modules_keeps_the_other_modules_rows():
     ]
     other = {"header": HEADER[:-1], "rows": [row("a", 1, 1.0, "no")[:-1]]}
     assert compare_modules.merged(now, other) == now
+
+
+def test_ship_copies_the_retunes_that_pass_with_their_trial_logs(tmp_path, monkeypatch):
+    """--ship copies a passing re-tune and its trial log over the shipped files, and leaves a
+    failing one's alone; --merge keeps the stored rows of modules not compared now."""
+    old, new = tmp_path / "tuned", tmp_path / "retuned"
+    for folder in (old, new):
+        folder.mkdir()
+        for name in ("mlp_good", "mlp_bad"):
+            for suffix in (".py", ".trials.json"):
+                (folder / f"{name}{suffix}").write_text(f"{folder.name} {name}")
+    table = tmp_path / "retuned.json"
+    table.write_text(json.dumps({"header": HEADER, "rows": [row("mlp_other", 1, 0.5, "no")]}))
+    ratios = {"mlp_good": 1.01, "mlp_bad": 1.2}
+    monkeypatch.setattr(
+        compare_modules, "compare", lambda o, n, batches: [row(n.stem, 1, ratios[n.stem], "no")]
+    )
+    args = [str(old), str(new), "--batches", "1", "--json", str(table), "--merge", "--ship", "1.03"]
+    assert compare_modules.main(args) == 0
+    for suffix in (".py", ".trials.json"):
+        assert (old / f"mlp_good{suffix}").read_text() == "retuned mlp_good"
+        assert (old / f"mlp_bad{suffix}").read_text() == "tuned mlp_bad"
+    stored = json.loads(table.read_text())
+    assert [r[0] for r in stored["rows"]] == ["mlp_bad", "mlp_good", "mlp_other"]
+    assert stored["command"].endswith("--merge --ship 1.03")
