@@ -1,7 +1,8 @@
 """A generated module's file, checked without running it: read with `ast`, its header, its
 literal SPEC, TUNED and PROVENANCE of the right shape, and every kernel its table names
 defined in the file. What the CLI checks a MODULE argument by, and mlpgen.fuse a module it
-finds in its output folder. Imports nothing heavy (the CLI imports it at start)."""
+finds in its output folder; with the one-line message helpers (short, one_line) that its
+errors and the CLI's share. Imports nothing heavy: the CLI imports it at start."""
 
 from __future__ import annotations
 
