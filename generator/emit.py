@@ -118,18 +118,24 @@ def module_path(out_dir: Path, spec: MLPSpec) -> Path:
     return Path(out_dir) / f"{spec.file_stem}.py"
 
 
+def literal_nodes(tree: ast.Module) -> dict[str, ast.expr]:
+    """The value expressions of a module's top-level SPEC, TUNED and PROVENANCE assignments."""
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id in ("SPEC", "TUNED", "PROVENANCE"):
+                found[target.id] = node.value
+    return found
+
+
 def read_module(path: Path) -> tuple[MLPSpec, dict, dict]:
     """SPEC, TUNED and PROVENANCE of a generated module, read without importing it."""
     try:
         tree = ast.parse(Path(path).read_text())
     except (OSError, SyntaxError) as e:
         raise SpecError(f"{path}: cannot read a generated module ({e.__class__.__name__})") from e
-    found = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name) and target.id in ("SPEC", "TUNED", "PROVENANCE"):
-                found[target.id] = ast.literal_eval(node.value)
+    found = {name: ast.literal_eval(value) for name, value in literal_nodes(tree).items()}
     if "SPEC" not in found or "TUNED" not in found:
         raise SpecError(f"{path}: not an mlpgen module (no SPEC/TUNED)")
     tuned = {

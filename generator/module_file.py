@@ -25,7 +25,7 @@ def short(value: object, limit: int = MAX_SHOWN) -> str:
 def checked_module(path: Path, name: str):
     """(spec, tuned, provenance) of the generated module at `path`, an existing file; any
     damage a one-line mlpgen.spec.SpecError that names the file `name`."""
-    from mlpgen.emit import read_module
+    from mlpgen.emit import literal_nodes, read_module
     from mlpgen.spec import SpecError
 
     if path.stat().st_size > MAX_MODULE_BYTES:
@@ -43,15 +43,11 @@ def checked_module(path: Path, name: str):
     except (SyntaxError, ValueError) as e:
         raise SpecError(f"{name}: damaged module: not valid Python ({one_line(e)})") from None
     raw = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name) and target.id in ("SPEC", "TUNED", "PROVENANCE"):
-                try:
-                    raw[target.id] = ast.literal_eval(node.value)
-                except (ValueError, TypeError, SyntaxError, RecursionError):
-                    damage = f"{target.id} is not a literal"
-                    raise SpecError(f"{name}: damaged module: {damage}") from None
+    for field, value in literal_nodes(tree).items():
+        try:
+            raw[field] = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, RecursionError):
+            raise SpecError(f"{name}: damaged module: {field} is not a literal") from None
     for field in ("SPEC", "TUNED"):
         if field not in raw:
             raise SpecError(f"{name}: not an mlpgen module (no {field})")

@@ -126,16 +126,16 @@ class RightForwardWrongBackward(torch.nn.Module):
         return DoubledGrad.apply(self.seq(x))
 
 
+def train_run(module, batches, contenders) -> dict:
+    """A bench --train run on the CPU, quick."""
+    return bench.run_bench(
+        module, batches, contenders, rep_ms=2, device="cpu", models_type=train_bench.TrainModels
+    )
+
+
 def test_run_bench_train_on_cpu(small_module, monkeypatch):
     contenders = bench.pick_contenders(["eager+graph", "mlpgen"], no_compile=True)
-    data = bench.run_bench(
-        small_module,
-        (3, 17),
-        contenders,
-        rep_ms=2,
-        device="cpu",
-        models_type=train_bench.TrainModels,
-    )
+    data = train_run(small_module, (3, 17), contenders)
     data = json.loads(json.dumps(data))  # JSON-ready as returned
     assert data["train"] is True and data["batches"] == [3, 17]
     assert data["env"]["backward"] == {"3": "torch", "17": "torch"}  # the CPU, no interpreter
@@ -161,9 +161,7 @@ def test_run_bench_train_on_cpu(small_module, monkeypatch):
         "build_fused",
         lambda mod, w, b: RightForwardWrongBackward(bench.build_sequential(SPEC, w, b)),
     )
-    data = bench.run_bench(
-        small_module, (5,), contenders, rep_ms=2, device="cpu", models_type=train_bench.TrainModels
-    )
+    data = train_run(small_module, (5,), contenders)
     (wrong,) = [r for r in data["results"] if r["contender"] == "mlpgen"]
     assert wrong["status"] == "WRONG" and wrong["errs"]["y"] < 1e-3
     assert wrong["host_us"] is None and wrong["host_speedup"] is None
@@ -173,9 +171,7 @@ def test_run_bench_train_on_cpu(small_module, monkeypatch):
 
 def test_train_runs_merge_only_with_train_runs(small_module):
     contenders = bench.pick_contenders(["mlpgen"], no_compile=True)
-    train = bench.run_bench(
-        small_module, (3,), contenders, rep_ms=2, device="cpu", models_type=train_bench.TrainModels
-    )
+    train = train_run(small_module, (3,), contenders)
     forward = bench.run_bench(small_module, (3,), contenders, rep_ms=2, device="cpu")
     assert forward["train"] is False
     with pytest.raises(ValueError, match="--train"):
@@ -186,14 +182,7 @@ def test_train_runs_merge_only_with_train_runs(small_module):
 def test_load_prints_a_recorded_train_run(small_module, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     contenders = bench.pick_contenders(["mlpgen"], no_compile=True)
-    data = bench.run_bench(
-        small_module,
-        (3, 9),
-        contenders,
-        rep_ms=2,
-        device="cpu",
-        models_type=train_bench.TrainModels,
-    )
+    data = train_run(small_module, (3, 9), contenders)
     recorded = tmp_path / "train.json"
     recorded.write_text(json.dumps(data))
     png = tmp_path / "train.png"
