@@ -1355,10 +1355,12 @@ class Results(dict):
     """{bucket: BucketResult}; `final`: this process decided the winners (and, through
     search's on_final, wrote them); False where another process does or did. `seconds`: the
     search's phases, wall time: "search" (the drivers), "decide" (PDL, re-measurement,
-    consolidation and on_final's writing)."""
+    consolidation and on_final's writing). `settle_seconds`: the part of "decide" spent waiting
+    for the compiles in progress (Compiler.settle)."""
 
     final: bool = True
     seconds: dict | None = None
+    settle_seconds: float = 0.0
 
 
 def search(
@@ -1468,7 +1470,9 @@ def search(
         # percent slower beside a pool of compiling processes, more than the gaps it decides
         settle = getattr(measures[0], "settle", None)
         if settle is not None:
+            t_settle = time.perf_counter()
             settle()
+            results.settle_seconds = round(time.perf_counter() - t_settle, 1)
         for b, study in zip(buckets, studies):
             decide(results[b.space.bucket], measures[0], opts.recheck, study)
         if opts.share:
@@ -1576,6 +1580,7 @@ def tune(
         "written": results.final,  # False: another process sharing the storage wrote it
         "seconds": round(seconds, 1),
         "phase_seconds": dict(results.seconds or {}),
+        "settle_seconds": results.settle_seconds,
         "measured": sum(r.measured for r in results.values()),
         "buckets": {
             str(b): {
