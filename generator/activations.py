@@ -33,9 +33,9 @@ class Activation:
     torch_fn: Callable[[torch.Tensor], torch.Tensor]
     torch_src: str  # torch_fn as source, for the standalone generated module
     module_src: str  # the nn.Module a user's nn.Sequential would hold, as source
-    # dL/dz from g = dL/d act(z), as a torch expression of g and z (the pre-activation): the
-    # generated module's backward. aten's own backward ops, so gradients match eager autograd.
-    grad_src: str
+    # dL/dz from g = dL/d act(z) and z (the pre-activation), by aten's own backward ops, so the
+    # gradients are eager autograd's (mlpgen.runtime.op's torch backward)
+    grad_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     # PTX lines computing act($1) into $0 for two fp16 values packed in one 32-bit register (f16x2
     # instructions: two elements each). fp16 modules store every activation in fp16 anyway, and
     # this halves the epilogue arithmetic that large batches pay.
@@ -67,13 +67,13 @@ class Activation:
 ACTIVATIONS: dict[str, Activation] = {
     a.name: a
     for a in (
-        Activation("none", lambda x: x, "x", "torch.nn.Identity()", "g"),
+        Activation("none", lambda x: x, "x", "torch.nn.Identity()", lambda g, z: g),
         Activation(
             "relu",
             F.relu,
             "torch.relu(x)",
             "torch.nn.ReLU()",
-            "torch.ops.aten.threshold_backward(g, z, 0)",
+            lambda g, z: torch.ops.aten.threshold_backward(g, z, 0),
             grad_of_output=True,
         ),
         Activation(
@@ -81,7 +81,7 @@ ACTIVATIONS: dict[str, Activation] = {
             F.leaky_relu,
             "torch.nn.functional.leaky_relu(x)",
             "torch.nn.LeakyReLU()",
-            "torch.ops.aten.leaky_relu_backward(g, z, 0.01, False)",
+            lambda g, z: torch.ops.aten.leaky_relu_backward(g, z, 0.01, False),
             grad_of_output=True,
         ),
         Activation(
@@ -89,7 +89,7 @@ ACTIVATIONS: dict[str, Activation] = {
             F.gelu,
             "torch.nn.functional.gelu(x)",
             "torch.nn.GELU()",
-            "torch.ops.aten.gelu_backward(g, z)",
+            lambda g, z: torch.ops.aten.gelu_backward(g, z),
             # the module's erf fit (_gelu): z = x / sqrt 2, erf(z) ~ tanh(z (a + b z^2 + c z^4))
             _ptx(
                 "mul.rn.f16x2 z, $1, {rsqrt2}; mul.rn.f16x2 q, z, z; min.f16x2 q, q, {twelve};",
@@ -108,7 +108,7 @@ ACTIVATIONS: dict[str, Activation] = {
             lambda x: F.gelu(x, approximate="tanh"),
             'torch.nn.functional.gelu(x, approximate="tanh")',
             'torch.nn.GELU(approximate="tanh")',
-            'torch.ops.aten.gelu_backward(g, z, approximate="tanh")',
+            lambda g, z: torch.ops.aten.gelu_backward(g, z, approximate="tanh"),
             # tanh(x (k + k 0.044715 x^2)) with k = sqrt(2 / pi)
             _ptx(
                 "mul.rn.f16x2 q, $1, $1; fma.rn.f16x2 p, q, {k3}, {k}; mul.rn.f16x2 p, $1, p;",
@@ -123,7 +123,7 @@ ACTIVATIONS: dict[str, Activation] = {
             F.silu,
             "torch.nn.functional.silu(x)",
             "torch.nn.SiLU()",
-            "torch.ops.aten.silu_backward(g, z)",
+            lambda g, z: torch.ops.aten.silu_backward(g, z),
             # x sigmoid(x) = h + h tanh(h), h = x / 2
             _ptx(
                 "mul.rn.f16x2 h, $1, {half}; tanh.approx.f16x2 p, h; fma.rn.f16x2 $0, h, p, h;",
@@ -135,7 +135,7 @@ ACTIVATIONS: dict[str, Activation] = {
             torch.sigmoid,
             "torch.sigmoid(x)",
             "torch.nn.Sigmoid()",
-            "torch.ops.aten.sigmoid_backward(g, torch.sigmoid(z))",
+            lambda g, z: torch.ops.aten.sigmoid_backward(g, torch.sigmoid(z)),
             # (1 + tanh(x / 2)) / 2
             _ptx(
                 "mul.rn.f16x2 h, $1, {half}; tanh.approx.f16x2 p, h;",
@@ -149,7 +149,7 @@ ACTIVATIONS: dict[str, Activation] = {
             torch.tanh,
             "torch.tanh(x)",
             "torch.nn.Tanh()",
-            "torch.ops.aten.tanh_backward(g, torch.tanh(z))",
+            lambda g, z: torch.ops.aten.tanh_backward(g, torch.tanh(z)),
             ("tanh.approx.f16x2 $0, $1;",),
             grad_of_output=True,
         ),

@@ -284,8 +284,6 @@ def render_module(
             out_act_src=ACTIVATIONS[spec.out_act].torch_src,
             act_module_src=ACTIVATIONS[spec.act].module_src,
             out_act_module_src=ACTIVATIONS[spec.out_act].module_src,
-            act_grad_src=ACTIVATIONS[spec.act].grad_src,
-            out_act_grad_src=ACTIVATIONS[spec.out_act].grad_src,
             clusters="cluster" in strategies,
             register_op=op,
             rtol=TOLERANCES[spec.dtype].rtol,

@@ -127,15 +127,13 @@ def test_format_literal_is_sorted_and_evaluates():
 def expected_strategy(spec: MLPSpec, m: int) -> str:
     """The H200 winners the heuristic encodes: narrow MLPs (every width, the
     input's too, <= 128) run rowblock at every batch; wider ones the torch path above 2048
-    rows and below it split with two layers, else rowblock up to 512 and persist beyond."""
+    rows and below it persist with two layers or a width over 512, else rowblock."""
     widest = max(spec.widths)
     if widest <= 128:
         return "rowblock"
     if m > 2048:
         return "torch"
-    if spec.depth == 2:
-        return "split"
-    return "rowblock" if widest <= 512 else "persist"
+    return "rowblock" if spec.depth > 2 and widest <= 512 else "persist"
 
 
 def test_heuristic_is_feasible_for_every_spec_and_bucket():
@@ -151,6 +149,7 @@ def test_heuristic_is_feasible_for_every_spec_and_bucket():
         (128, 128, 128),  # the edges of the width classes
         (129, 16),
         (512, 512),
+        (200, 300, 100, 10),  # deeper than two layers, widths <= 512
         (513, 8),
         (64, 64, 64, 64, 64, 3),
     ]
@@ -170,9 +169,8 @@ def test_heuristic_is_feasible_for_every_spec_and_bucket():
     assert seen == {
         (True, True, "rowblock"),
         (False, True, "rowblock"),
-        (False, True, "split"),
+        (False, True, "persist"),
         (False, True, "torch"),
-        (False, False, "split"),
         (False, False, "persist"),
         (False, False, "torch"),
     }
@@ -453,8 +451,8 @@ def test_compacted_kernels_have_the_templates_syntax_tree(monkeypatch):
 
 def test_a_module_declares_only_the_strategy_tables_its_launch_parts_fill():
     """The shipped 64-wide module runs rowblock only: no grid, workspace, readiness, fallback or
-    layer-step tables, nor the SM count; the headline's cluster, persist, split and TMA cells
-    bring theirs, and mlpgen.runtime reads the workspace size off their buffers."""
+    layer-step tables, nor the SM count; the headline's cluster, persist and TMA cells bring
+    theirs, and mlpgen.runtime reads the workspace size off their buffers."""
     import torch
     from conftest import SHIPPED
 
@@ -469,6 +467,6 @@ def test_a_module_declares_only_the_strategy_tables_its_launch_parts_fill():
     for name in (*tables[:4], "_OP_TORCH = set()", "def _fallback", "def _sm_count"):
         assert name in headline, name
     assert "_STEPS" not in headline
-    split = {"_cdiv": lambda a, b: -(-a // b), "WIDTHS": [256, 512, 256], "torch": torch}
-    exec(headline[headline.index("def _split_buffers") :].split("\n\n\n")[0], split)
-    assert workspace_bytes(split["_split_buffers"], 37) == 37 * 256 * 4 + 3 * 4
+    persist = {"WIDTHS": [256, 512, 256], "DTYPE": torch.float16, "torch": torch}
+    exec(headline[headline.index("def _persist_buffers") :].split("\n\n\n")[0], persist)
+    assert workspace_bytes(persist["_persist_buffers"], 37) == 37 * 512 * 2 + 4

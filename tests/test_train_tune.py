@@ -152,13 +152,12 @@ def test_the_torch_backward_stays_unless_a_kernel_beats_it_beyond_the_noise(
     x = torch.empty(1024, 64)
     got = mod._train_config(1024, x)  # what the module's training step runs at this bucket
     assert got is None if not kernels_win else TrainConfig.from_dict(got) == train_choice(stored)
-    if not kernels_win:  # a training step at the bucket runs the torch backward (_backward)
-        ran = []
-        real = mod._backward
-        monkeypatch.setattr(mod, "_backward", lambda *a: ran.append(1) or real(*a))
+    if not kernels_win:  # a training step at the bucket is eager's: the torch path, autograd
+        monkeypatch.setattr(mod, "_MLPFunction", None)  # any use of it fails
         xg = torch.randn(16, 64, requires_grad=True)
-        mod.FusedMLP()(xg).sum().backward()
-        assert ran == [1] and xg.grad.isfinite().all()
+        y = mod.FusedMLP()(xg)
+        y.sum().backward()
+        assert "Addmm" in type(y.grad_fn).__name__ and xg.grad.isfinite().all()
 
 
 def test_the_search_leaves_the_module_as_it_is_until_it_writes_the_winners(tmp_path):
@@ -220,11 +219,13 @@ def test_end_to_end_a_wrong_gradient_is_rejected_and_the_module_trains_right(tmp
 
     monkeypatch.setattr(training, "train_backward", corrupt)
 
-    def measure(bucket, choice):  # verified for real; the interpreter's kernels timed 100x faster
+    def measure(bucket, choice):
+        """Verified for real; the interpreter's kernels timed 10^4x faster, so that they beat
+        the torch backward (torch's CPU ops) as a GPU's would."""
         m = measure_train_candidate(TINY, bucket, choice, str(path))
         if not m.ok or choice == TORCH_BACKWARD:
             return m
-        return dataclasses.replace(m, us=m.us / 100, host_us=m.host_us / 100)
+        return dataclasses.replace(m, us=m.us / 1e4, host_us=m.host_us / 1e4)
 
     opts = TuneOptions(buckets=(4, 20), trials=3, recheck=1)
     summary = tune_train(path, "default", opts, measure, quiet=True)

@@ -8,6 +8,39 @@ import hashlib
 
 import torch
 
+from mlpgen.activations import ACTIVATIONS
+
+
+def size_hint(m):
+    """A concrete row count to choose a config by. Under torch.compile with dynamic shapes M is
+    symbolic: take the size the graph was traced with (every config is correct for every M)."""
+    if isinstance(m, int):
+        return m
+    hint = getattr(getattr(m, "node", None), "hint", None)
+    return hint if isinstance(hint, int) else 1024
+
+
+def torch_gradients(ns, gy, x, params):
+    """(dx, [dw0, db0, dw1, ...]) of the module (globals `ns`) at x for gy = dL/dy by torch ops:
+    the pre-activations recomputed as nn.Sequential computes them, aten's backward ops after (the
+    activation table's grad_fn), so the gradients are eager's. The op's backward where no
+    training kernels run: it cannot call autograd, which torch.compile traces through."""
+    weights, biases = ns["_split"](params)
+    act = ACTIVATIONS[ns["SPEC"]["act"]]
+    out_act = ACTIVATIONS[ns["SPEC"]["out_act"]]
+    hs, zs = [x], []
+    for i, w in enumerate(weights):
+        zs.append(torch.nn.functional.linear(hs[-1], w, None if biases is None else biases[i]))
+        if i < len(weights) - 1:
+            hs.append(act.torch_fn(zs[-1]))
+    g, grads = out_act.grad_fn(gy, zs.pop()), []
+    for i in reversed(range(len(weights))):  # popping frees what the lower layers do not need
+        if biases is not None:
+            grads.append(g.sum(0))
+        grads.append(g.t().matmul(hs.pop()))
+        g = act.grad_fn(g.matmul(weights[i]), zs.pop()) if i > 0 else g.matmul(weights[0])
+    return g, grads[::-1]
+
 
 def traced_launcher(x, warps, stages):
     """launch(kernel, grid, args, caller=0) inside a custom op that torch.compile traces: the
@@ -29,7 +62,7 @@ def op_launch(ns, cfg, x, y, params, m):
     buffers = ns.get("_WORKSPACE_BUFFERS", {}).get(kind)
     # a row grid follows the (symbolic) M; persist's grid-stride loop takes any resident grid
     grid = ns.get("_GRIDS", {}).get(kind, ns["_grid_rows"])
-    grid = grid(cfg, ns["_size_hint"](m) if kind == "persist" else m, x)
+    grid = grid(cfg, size_hint(m) if kind == "persist" else m, x)
     return grid, [x, y, *params, *(buffers(x, m) if buffers else ()), m]
 
 
@@ -50,7 +83,7 @@ def register(ns):
     Nones on a torch without triton_op (< 2.6)."""
     if not hasattr(torch.library, "triton_op"):
         return None, None, None
-    split, size_hint = ns["_split"], ns["_size_hint"]
+    split = ns["_split"]
 
     def fused_op(x: torch.Tensor, params: list[torch.Tensor]) -> torch.Tensor:
         """The forward as torch.compile sees it: only torch ops and the wrapped Triton kernels.
@@ -88,7 +121,7 @@ def register(ns):
         weights, biases = split(params)
         cfg = ns["_train_config"](size_hint(x.shape[0]), x) if x.is_cuda else None
         if cfg is None:
-            dx, grads = ns["_backward"](gy, x, params)
+            dx, grads = torch_gradients(ns, gy, x, params)
             return [dx, *grads]
         launch = traced_launcher(x, cfg["num_warps"], cfg["num_stages"])
         dx, grads = ns["_training"]().gradients(gy, x, weights, biases, cfg, launch)

@@ -5,7 +5,8 @@ call. That renders templates/training.j2 for the module's SPEC (both kernel fami
 helpers they call), writes the source once to a cache file named by its hash (triton reads a
 kernel's source from its file), imports it, and launches its kernels for the module's autograd
 function and its torch.compile op: through mlpgen.runtime's direct launch where the module has
-it (`_RT`), else triton's public API. Without mlpgen the module trains by torch ops (_backward).
+it (`_RT`), else triton's public API. Without mlpgen the module trains as eager does (its torch
+path under autograd).
 
 Layer l computes Z_l = H_{l-1} W_l^T + b_l and H_l = act(Z_l) (H_{-1} = x, H_{L-1} = y). The
 backward carries dZ_l = dH_l * act'(Z_l) down the layers (dH_{l-1} = dZ_l W_l) and forms
@@ -23,6 +24,7 @@ import tempfile
 import torch
 
 from mlpgen.dispatch import pick_cell
+from mlpgen.runtime.op import size_hint
 from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.spec import MLPSpec
 from mlpgen.training import default_for, grad_inputs, render_training
@@ -267,7 +269,7 @@ class Training:
                 grid = (_cdiv(m, bm), _cdiv(widths[i], bn))
                 kernel = (k.train_dgrad, (widths[i], widths[i + 1], s is not None, bm, bn, bk))
                 launch(kernel, grid, [dzs[i], weights[i], dh if s is None else s, dh, m], 2)
-        splits = max(1, min(cfg["split"], _cdiv(self.ns["_size_hint"](m), bm)))
+        splits = max(1, min(cfg["split"], _cdiv(size_hint(m), bm)))
         rows = _cdiv(_cdiv(m, splits), bm) * bm  # a split's rows: whole row tiles
         need = [True] * layers if need_layer is None else need_layer
         grads, parts, launches = [], [], []  # per layer: (dW, db), where they are written, args
