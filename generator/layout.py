@@ -8,8 +8,11 @@ on load (zero weights), so they never reach a real output.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mlpgen.spec import KernelConfig, MLPSpec
+if TYPE_CHECKING:  # mlpgen.spec imports the strategies
+    from mlpgen.spec import KernelConfig, MLPSpec
+
 
 MIN_DOT = 16
 

@@ -7,6 +7,7 @@ import hashlib
 from dataclasses import asdict, dataclass, fields
 
 from mlpgen.activations import ACTIVATIONS
+from mlpgen.strategies import STRATEGIES
 
 MAX_WIDTH = 8192
 MAX_STEM = 120  # longest module file name (MLPSpec.file_stem)
@@ -134,8 +135,6 @@ class KernelConfig:
     pdl: bool = False
 
     def __post_init__(self) -> None:
-        from mlpgen.strategies import STRATEGIES  # the strategies import this module
-
         if self.strategy not in STRATEGIES:
             names = ", ".join(STRATEGIES)
             raise SpecError(f"unknown strategy {self.strategy!r}; choose from {names}")
@@ -177,8 +176,6 @@ class KernelConfig:
 
     @property
     def _strategy(self):
-        from mlpgen.strategies import STRATEGIES
-
         return STRATEGIES[self.strategy]
 
     def to_dict(self) -> dict:

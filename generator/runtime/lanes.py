@@ -18,21 +18,14 @@ from __future__ import annotations
 import copy
 import ctypes
 import functools
-import hashlib
-import inspect
 import operator
 import weakref
 
 import torch
 
 from mlpgen.runtime import native
-from mlpgen.runtime.versions import unsupported
+from mlpgen.runtime.versions import direct_launch, unsupported
 
-# sha256 of triton 3.6's CudaLauncher.__call__ source without whitespace: it only adds
-# (cooperative grid, PDL, global scratch, profile scratch) before its arguments and calls the
-# C launch; a lane whose launcher has this source and no scratch calls the C launch itself
-LAUNCHER_CALL_DIGEST = "0ff2b3219ec9f5067def7f5b72cf4ed0f1b544e98655c5e548c7e933e3ab3a19"
-_DIRECT: dict[type, bool] = {}  # launcher class -> whether its __call__ is the one above
 SMEM_DEFAULT = 48 * 1024  # dynamic shared memory a launch gets without opting in
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8  # cuda.h's CUfunction_attribute
 
@@ -84,22 +77,6 @@ def fused_call(cls, module_call):
         return call(self, x) if out is None else call(self, x, out=out)
 
     return __call__
-
-
-def direct_launch(run):
-    """(what a lane calls, what it passes between the kernel's function handle and its
-    metadata): triton's C launch where `run` (a compiled kernel's launcher) is the verified one
-    and needs no scratch, else `run` itself."""
-    kind = type(run)
-    if kind not in _DIRECT:
-        try:
-            text = "".join(inspect.getsource(kind.__call__).split())
-        except (OSError, TypeError, AttributeError):  # no source: a C class, a frozen install
-            text = ""
-        _DIRECT[kind] = hashlib.sha256(text.encode()).hexdigest() == LAUNCHER_CALL_DIGEST
-    if _DIRECT[kind] and not run.global_scratch_size and not run.profile_scratch_size:
-        return run.launch, (run.launch_cooperative_grid, run.launch_pdl, None, None)
-    return run, ()
 
 
 @functools.cache

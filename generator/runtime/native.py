@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 import triton
 
-from mlpgen.runtime.versions import unsupported
+from mlpgen.runtime.versions import direct_launch, unsupported
 
 SOURCE = Path(__file__).with_name("native_lane.cpp")
 _BUILT: dict[str, object] = {}  # "module": the built extension (None: unavailable)
@@ -131,8 +131,6 @@ def launch_of(compiled, args, roles):
     """What native_lane.cpp's add and extend take after (state, device, m) for one kernel
     launched by the verified C launch without scratch, except the grid and what it keeps
     alive; or None where the lane cannot launch it."""
-    from mlpgen.runtime.lanes import direct_launch
-
     found = arguments(compiled, args, roles)
     meta = compiled.packed_metadata  # (warps, CTAs a cluster, shared memory bytes)
     if found is None or not (isinstance(meta, tuple) and len(meta) == 3):

@@ -1,9 +1,12 @@
 """The triton releases whose internals each of mlpgen.runtime's fast lanes was written against,
-and the gate that keeps a lane off any other triton (the generated module then launches through
-triton's public API)."""
+and the gates that keep a lane off any other triton (the generated module then launches through
+triton's public API): the version, and the digest of the launcher whose C launch is called
+directly."""
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import re
 
 import triton
@@ -18,6 +21,12 @@ LANES: dict[str, tuple[tuple[int, int], ...]] = {
     "native": ((3, 6),),
     "cluster": ((3, 6),),
 }
+
+# sha256 of triton 3.6's CudaLauncher.__call__ source without whitespace: it only adds
+# (cooperative grid, PDL, global scratch, profile scratch) before its arguments and calls the
+# C launch; a lane whose launcher has this source and no scratch calls the C launch itself
+LAUNCHER_CALL_DIGEST = "0ff2b3219ec9f5067def7f5b72cf4ed0f1b544e98655c5e548c7e933e3ab3a19"
+_DIRECT: dict[type, bool] = {}  # launcher class -> whether its __call__ is the one above
 
 
 def triton_version(text: str | None = None) -> tuple[int, int] | None:
@@ -37,3 +46,19 @@ def unsupported(lane: str = "direct", version: str | None = None) -> str | None:
         return None
     known = ", ".join(f"{a}.{b}" for a, b in LANES[lane])
     return f"mlpgen.runtime's {lane} launch supports triton {known}, not {text}"
+
+
+def direct_launch(run):
+    """(what a lane calls, what it passes between the kernel's function handle and its
+    metadata): triton's C launch where `run` (a compiled kernel's launcher) is the verified one
+    and needs no scratch, else `run` itself."""
+    kind = type(run)
+    if kind not in _DIRECT:
+        try:
+            text = "".join(inspect.getsource(kind.__call__).split())
+        except (OSError, TypeError, AttributeError):  # no source: a C class, a frozen install
+            text = ""
+        _DIRECT[kind] = hashlib.sha256(text.encode()).hexdigest() == LAUNCHER_CALL_DIGEST
+    if _DIRECT[kind] and not run.global_scratch_size and not run.profile_scratch_size:
+        return run.launch, (run.launch_cooperative_grid, run.launch_pdl, None, None)
+    return run, ()

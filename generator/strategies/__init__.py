@@ -6,8 +6,9 @@ The order is the search order: candidates are listed (and tuner studies named) i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mlpgen.layout import MAX_SHARED
-from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import (
     chain,
     cluster,
@@ -19,6 +20,9 @@ from mlpgen.strategies import (
     torch,
 )
 from mlpgen.strategies.base import Strategy
+
+if TYPE_CHECKING:  # mlpgen.spec imports the strategies
+    from mlpgen.spec import KernelConfig, MLPSpec
 
 STRATEGIES: dict[str, Strategy] = {
     s.name: s

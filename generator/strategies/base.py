@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mlpgen.layout import MIN_DOT
-from mlpgen.spec import KernelConfig, MLPSpec
+
+if TYPE_CHECKING:  # mlpgen.spec imports the strategies
+    from mlpgen.spec import KernelConfig, MLPSpec
 
 # why a config cannot work for a spec with `max_shared` bytes of shared memory (None: it can)
-Rule = Callable[[MLPSpec, KernelConfig, int], "str | None"]
+Rule = Callable[["MLPSpec", "KernelConfig", int], "str | None"]
 # why a feasible config is not worth timing at a bucket, given the domain it was drawn from
-Dominated = Callable[[MLPSpec, KernelConfig, int, Mapping[str, tuple[int, ...]]], "str | None"]
+Dominated = Callable[["MLPSpec", "KernelConfig", int, Mapping[str, tuple[int, ...]]], "str | None"]
 UNBOUNDED = 1 << 62
 
 

@@ -8,10 +8,14 @@ middle batches, where the gap between two short launches is a large share
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mlpgen.layout import plan_tiles
-from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import persist
 from mlpgen.strategies.base import Strategy
+
+if TYPE_CHECKING:  # mlpgen.spec imports the strategies
+    from mlpgen.spec import KernelConfig, MLPSpec
 
 GROUP_M = 8  # row tiles per program group (consecutive programs share weight tiles in L2)
 

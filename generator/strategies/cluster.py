@@ -7,10 +7,13 @@ atomics, no workspace, a fixed summation order (templates/kernel_cluster.j2). A 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mlpgen.layout import ELEM_BYTES, MIN_DOT, next_pow2, register_reason, shared_reason
-from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies.base import Strategy
+
+if TYPE_CHECKING:  # mlpgen.spec imports the strategies
+    from mlpgen.spec import KernelConfig, MLPSpec
 
 # Hopper's thread-block clusters: at most 8 CTAs portably, 16 where the launch allows it
 # (triton's launch does for 16), in powers of two here (the slots are summed over an arange)

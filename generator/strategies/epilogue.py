@@ -4,8 +4,12 @@ the hidden layer (large batches)."""
 
 from __future__ import annotations
 
-from mlpgen.spec import KernelConfig, MLPSpec
+from typing import TYPE_CHECKING
+
 from mlpgen.strategies.base import Strategy
+
+if TYPE_CHECKING:  # mlpgen.spec imports the strategies
+    from mlpgen.spec import KernelConfig, MLPSpec
 
 ACTIVATIONS = ("relu", "gelu_tanh")  # activations cuBLASLt's epilogue computes exactly
 

@@ -6,10 +6,13 @@ many SMs read the weights, at any width."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from mlpgen.layout import ELEM_BYTES, MIN_DOT, next_pow2, plan_tiles, tile_reason
-from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies.base import Strategy
+
+if TYPE_CHECKING:  # mlpgen.spec imports the strategies
+    from mlpgen.spec import KernelConfig, MLPSpec
 
 # narrower last tiles give a narrow last layer as many tiles as the hidden ones have: on the
 # H200 64 x 32 last tiles under 64 x 64 won at 1024 rows and lost at 4096 (17.98 against

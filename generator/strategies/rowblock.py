@@ -4,6 +4,8 @@ MLP is one launch and no hidden activation leaves the chip: narrow MLPs at every
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mlpgen.layout import (
     ELEM_BYTES,
     MIN_DOT,
@@ -16,8 +18,10 @@ from mlpgen.layout import (
     rowblock_register_bytes,
     shared_reason,
 )
-from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies.base import Strategy
+
+if TYPE_CHECKING:  # mlpgen.spec imports the strategies
+    from mlpgen.spec import KernelConfig, MLPSpec
 
 MAX_FUSED_WIDTH = 1024  # wider layers do not fit the kernel's registers
 MAX_DOTS = 512  # unrolled tl.dot calls; past this, compile time explodes

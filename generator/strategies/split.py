@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mlpgen.layout import ELEM_BYTES, register_reason, shared_reason
-from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies.base import Strategy
+
+if TYPE_CHECKING:  # mlpgen.spec imports the strategies
+    from mlpgen.spec import KernelConfig, MLPSpec
 
 
 @dataclass(frozen=True)

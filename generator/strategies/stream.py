@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mlpgen.layout import (
     ELEM_BYTES,
@@ -21,8 +22,10 @@ from mlpgen.layout import (
     register_reason,
     shared_reason,
 )
-from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies.base import Strategy
+
+if TYPE_CHECKING:  # mlpgen.spec imports the strategies
+    from mlpgen.spec import KernelConfig, MLPSpec
 
 TMA_ALIGN = 16  # bytes: TMA needs 16-byte aligned bases and row strides
 # the TMA tiles searched: on the H200 128 x 64 tiles with 8 warps and 2 stages ran the
