@@ -56,6 +56,12 @@ CASES = {
     "x scalar": (lambda: with_x(torch.tensor(1.0)), ValueError, "expected input [..., 24]"),
     "x float64": (lambda: with_x(torch.randn(M, 24).double()), TypeError, "input is torch.float64"),
     "x int64": (lambda: with_x(torch.ones(M, 24, dtype=torch.long)), TypeError, "torch.int64"),
+    "x sparse": (lambda: with_x(lambda x: x.to_sparse()), TypeError, "x must be a dense tensor"),
+    "weight sparse": (
+        lambda: with_weight(1, lambda w: w.to_sparse()),
+        TypeError,
+        "layer 1 weight must be a dense tensor, got layout torch.sparse_coo",
+    ),
     "weights None": (lambda: (good()[0], None, good()[2]), TypeError, "weights must be a list"),
     "weights tensor": (
         lambda: (good()[0], torch.randn(2, 40, 24), good()[2]),

@@ -530,8 +530,8 @@ class ModuleRuntime:
             device = lane.device
             try:
                 ptrs = [p.data_ptr() for p in params]
-            except AttributeError:  # not tensors: the general path says what it expected
-                return None
+            except (AttributeError, RuntimeError):  # not tensors, or sparse ones: the general
+                return None  # path says what it expected
             if ptrs != lane.checked or not all(map(_is, map(_deref, lane.held), params)):
                 if not params_fit(params, device, lane.run is not None, ptrs):
                     return None
