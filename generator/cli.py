@@ -544,14 +544,30 @@ def cmd_retune(argv: list[str]) -> int:
     p = Parser(prog="mlpgen retune", description="Tune an existing module for this GPU.")
     p.add_argument("path", help="a module written by mlpgen")
     add_tune_options(p)
+    p.add_argument(
+        "--train-only",
+        action="store_true",
+        help="search only each bucket's training step, keeping this GPU's forward table",
+    )
     args = p.parse_args(argv)
-    path = existing_module(args.path)[0]
+    path, _, tables, _ = existing_module(args.path)
     checked_storage(args.storage)
     if not cuda_available():
         raise UsageError("retune needs a CUDA GPU, and none is visible")
-    from mlpgen.train_tune import tune_with_training
+    from mlpgen.train_tune import tune_trains, tune_with_training
 
-    summary = tune_with_training(path, tune_options(args), quiet=args.json)
+    if args.train_only:
+        from mlpgen.tune import gpu_key
+
+        key = gpu_key(0)
+        if key not in tables:
+            raise UsageError(
+                f"--train-only: {short(path)} has no forward table for {key.split('|')[0]}; "
+                "run mlpgen retune without it first"
+            )
+        summary = {"gpu": key, "train": tune_trains(path, key, tune_options(args), args.json)}
+    else:
+        summary = tune_with_training(path, tune_options(args), quiet=args.json)
     if args.json:
         print(json.dumps(summary, indent=2))
     return 0
@@ -576,7 +592,11 @@ def _provenance_summary(prov: dict, buckets) -> str:
     if isinstance(tuned, list) and tuned and set(tuned) != set(buckets):
         search += f" at {','.join(map(str, tuned))} (other buckets: earlier tunes)"
     parts = [f"date {prov['date']}"] if "date" in prov else []
-    return ", ".join(parts + [search.strip()] * bool(search))
+    parts += [search.strip()] * bool(search)
+    if prov.get("heuristic_default_at"):  # emit.read_module: cells of a retired strategy
+        at = ",".join(map(str, prov["heuristic_default_at"]))
+        parts.append(f"heuristic default at {at} (a retired strategy's cells) until a re-tune")
+    return ", ".join(parts)
 
 
 def cmd_show(argv: list[str]) -> int:

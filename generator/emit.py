@@ -21,7 +21,7 @@ from mlpgen.dispatch import GRAPH
 from mlpgen.render import generate_command, render_module, template_hash
 from mlpgen.space import DEFAULT_BUCKETS, heuristic_config
 from mlpgen.spec import KernelConfig, MLPSpec, SpecError
-from mlpgen.strategies import upgrade_cell
+from mlpgen.strategies import RETIRED, upgrade_cell
 
 DEFAULT_KEY = "default"
 
@@ -48,23 +48,29 @@ def graph_cell(cell: dict) -> dict | None:
     return cell.get(GRAPH)
 
 
-RETIRED = ("fast_erf",)  # config fields of earlier versions (GELU's erf is no longer searched)
+# config fields of earlier versions (GELU's erf is no longer searched)
+RETIRED_FIELDS = ("fast_erf",)
 
 
-def current_cell(cell: dict) -> dict:
+def current_cell(cell: dict, default: dict) -> dict:
     """A TUNED cell as this version writes it: an earlier version's graph_-prefixed fields
     moved into the "graph" sub-cell, retired config fields dropped and the kernel names
-    re-derived, so a module from an earlier mlpgen re-renders with matching kernels."""
+    re-derived, so a module from an earlier mlpgen re-renders with matching kernels. A cell of
+    a retired strategy becomes `default` (the bucket's heuristic default; its "train" kept),
+    a CUDA-graph sub-cell of one goes (the call's cell serves captures)."""
     flat = {k: v for k, v in cell.items() if not k.startswith(LEGACY_GRAPH) and k != GRAPH}
     graph = cell.get(GRAPH)
     if graph is None and LEGACY_GRAPH + "strategy" in cell:
         n = len(LEGACY_GRAPH)
         graph = {k[n:]: v for k, v in cell.items() if k.startswith(LEGACY_GRAPH)}
     flat = upgrade_cell(flat)  # earlier strategies' names and fields
-    out = {k: v for k, v in flat.items() if k not in RETIRED}
+    if flat.get("strategy") in RETIRED:  # its kernels are gone
+        flat = default | ({"train": flat["train"]} if "train" in flat else {})
+    out = {k: v for k, v in flat.items() if k not in RETIRED_FIELDS}
     out["kernel"] = KernelConfig.from_dict(out).kernel_name
-    if graph is not None:
-        out[GRAPH] = current_cell(graph)
+    graph = None if graph is None else upgrade_cell(graph)
+    if graph is not None and graph.get("strategy") not in RETIRED:
+        out[GRAPH] = current_cell(graph, default)
     return out
 
 
@@ -138,11 +144,17 @@ def read_module(path: Path) -> tuple[MLPSpec, dict, dict]:
     found = {name: ast.literal_eval(value) for name, value in literal_nodes(tree).items()}
     if "SPEC" not in found or "TUNED" not in found:
         raise SpecError(f"{path}: not an mlpgen module (no SPEC/TUNED)")
+    spec = MLPSpec.from_dict(found["SPEC"])
     tuned = {
-        key: {bucket: current_cell(cell) for bucket, cell in table.items()}
+        key: {b: current_cell(cell, entry(heuristic_config(spec, b))) for b, cell in table.items()}
         for key, table in found["TUNED"].items()
     }
-    return MLPSpec.from_dict(found["SPEC"]), tuned, found.get("PROVENANCE", {})
+    provenance = found.get("PROVENANCE", {})
+    for key, table in found["TUNED"].items():  # say which cells its command no longer made
+        retired = sorted(b for b, c in table.items() if upgrade_cell(c).get("strategy") in RETIRED)
+        if retired and key in provenance:
+            provenance[key] = provenance[key] | {"heuristic_default_at": retired}
+    return spec, tuned, provenance
 
 
 def tune_command(spec: MLPSpec, prov: dict) -> str:

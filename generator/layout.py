@@ -116,7 +116,7 @@ def dot_count(spec: MLPSpec, config: KernelConfig) -> int:
 
 @dataclass(frozen=True)
 class TiledLayer:
-    """One layer of a tiled kernel (persist, chain): block_m x block_n tiles of its
+    """One layer of a tiled kernel (persist): block_m x block_n tiles of its
     [M, n] output, a loop over its k."""
 
     index: int

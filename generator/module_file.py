@@ -92,9 +92,10 @@ def table_damage(tuned: object) -> str | None:
 
 def known_strategy(cell: dict) -> bool:
     """Whether a raw TUNED cell names a strategy of today's or one an earlier mlpgen wrote."""
-    from mlpgen.strategies import STRATEGIES, upgrade_cell
+    from mlpgen.strategies import RETIRED, STRATEGIES, upgrade_cell
 
-    return upgrade_cell(cell).get("strategy") in STRATEGIES
+    strategy = upgrade_cell(cell).get("strategy")
+    return strategy in STRATEGIES or strategy in RETIRED
 
 
 def cell_kernels(cell: dict):

@@ -48,8 +48,7 @@ def template_hash() -> str:
 
 
 def kernel_names(spec: MLPSpec, config: KernelConfig) -> list[str]:
-    """The module's KERNELS entries of one config: config.kernel_name, or for a strategy of one
-    kernel per layer, kernel_name + "_l<layer>" for each."""
+    """The module's KERNELS entries of one config: config.kernel_name (none without a kernel)."""
     return STRATEGIES[config.strategy].kernel_names(spec, config)
 
 
@@ -157,19 +156,17 @@ def shared_kernels(spec: MLPSpec, configs) -> tuple[list[str], dict[str, tuple[s
     for config in sorted(configs, key=lambda c: c.kernel_name):
         strategy = STRATEGIES[config.strategy]
         tiles = kernel_tiles(spec, config)
-        if not tiles:  # its tiles written in: a function (or one a layer) of its own
+        if not tiles:  # its tiles written in: a function of its own
             src = render_kernel(spec, config, name=config.kernel_name).strip("\n")
             sources[src] = config.kernel_name
-            table.update({n: (n, ()) for n in kernel_names(spec, config)})
+            table[config.kernel_name] = (config.kernel_name, ())
             continue
         family = strategy.function_name(spec, config)
         src = render_kernel(spec, config, name="_KERNEL_").strip("\n")
         if src not in sources:
             taken = sum(1 for n in sources.values() if n == family or n.startswith(family + "_v"))
             sources[src] = family if not taken else f"{family}_v{taken + 1}"
-        for name in kernel_names(spec, config):  # layer kernels: <name>_l<layer>
-            suffix = name[len(config.kernel_name) :]
-            table[name] = (sources[src] + suffix, tuple(tiles.values()))
+        table[config.kernel_name] = (sources[src], tuple(tiles.values()))
     texts = [src.replace("def _KERNEL_", f"def {name}") for src, name in sources.items()]
     return texts, table
 
@@ -196,7 +193,6 @@ LAUNCH_TEMPLATES = {
     "split": "launch_split.j2",
     "stream_tma": "launch_stream_tma.j2",
     "cluster": "launch_cluster.j2",
-    "chain": "launch_chain.j2",
 }
 # module_helpers.j2's macros in the order the module defines them (a helper after those it
 # calls), with the names whose call makes a module need each

@@ -117,7 +117,6 @@ def reason_kind(reason: str) -> str:
         ("2 layers", "depth"),
         ("epilogue", "no epilogue"),
         ("hidden layer", "depth"),
-        ("nothing to chain", "depth"),
         ("tl.dot", "dot shape"),
         ("a cluster takes", "cluster size"),
         ("clusters need", "no clusters"),

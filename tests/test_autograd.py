@@ -231,26 +231,3 @@ def test_op_launch_arguments_run_each_strategy(load_generated, config):
     function, tiles = mod.KERNELS[cell["kernel"]]
     function[grid](*args, *tiles, num_warps=4, num_stages=1)
     assert_matches(y, reference(spec, x, weights, biases), "fp32")
-
-
-@pytest.mark.interpret
-def test_op_path_launches_each_layer_kernel_through_its_launcher(load_generated):
-    """The op runs chain through _run_layers with its own launcher (wrap_triton on the
-    GPU): every layer's kernel goes through it, in order, with arguments it runs on."""
-    spec = MLPSpec((24, 40, 20, 9), act="silu", dtype="fp32")
-    cell = entry(KernelConfig(strategy="chain", block_m=16, block_n=16, block_k=16))
-    mod, _ = load_generated(spec, gpu_key="test|sm0|0", table={1: cell})
-    x, weights, biases = random_problem(spec, 21)
-    launched = []
-
-    names = {pair: name for name, pair in mod.KERNELS.items()}  # (function, tiles) -> its name
-
-    def launch(kernel, grid, args):
-        function, tiles = kernel
-        launched.append(names[kernel])
-        function[grid](*args, *tiles, num_warps=4, num_stages=1)
-
-    steps = mod._layer_steps(cell, 21, False)
-    y = mod._run_layers(steps, x, weights, biases, 4, 1, launch=launch)
-    assert launched == [f"{cell['kernel']}_l{i}" for i in range(3)]
-    assert_matches(y, reference(spec, x, weights, biases), "fp32")

@@ -259,6 +259,7 @@ CASES = [
     (["retune", MOD, "--timeout", "nan"], 2, "finite"),
     (["retune", MOD, "--batches", "x"], 2, "ASCII"),
     (["retune", MOD], 2, "needs a CUDA GPU"),
+    (["retune", MOD, "--train-only"], 2, "needs a CUDA GPU"),
     (["retune", D + "tuned5.py"], 2, "damaged module"),
     # show
     (["show"], 2, "required"),

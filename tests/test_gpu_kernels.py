@@ -243,80 +243,6 @@ def test_cluster_kernels(load_generated, widths, act, bias, dtype):
         assert_matches(y, reference(spec, x, weights, biases), dtype)
 
 
-LARGE_CHAIN = [  # tiles over chain's domain, as cells of the retired layered strategy read
-    KernelConfig("chain", block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=3),
-    KernelConfig("chain", block_m=64, block_n=256, block_k=64, num_warps=4, num_stages=4),
-    KernelConfig("chain", block_m=128, block_n=64, block_k=64, num_warps=4, num_stages=4),
-    KernelConfig("chain", block_m=64, block_n=128, block_k=64, num_warps=4, num_stages=3),
-]
-
-
-@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
-@pytest.mark.parametrize(
-    "widths, act",
-    [((256, 512, 256), "gelu"), ((100, 300, 200, 7), "silu"), ((784, 1024, 1024, 10), "relu")],
-)
-def test_chain_kernels_with_large_tiles(load_generated, widths, act, dtype):
-    """The per-layer GEMMs with fused bias and activation on real tensor cores (wgmma tiles,
-    pipelined loads; the interpreter ignores both) in large tiles: odd widths, M not a
-    multiple of block_m, a partial group of row tiles."""
-    spec = MLPSpec(widths, act=act, dtype=dtype)
-    smem = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
-    tiles = [c for c in LARGE_CHAIN if infeasible_reason(spec, c, smem) is None]
-    assert len(tiles) >= 2  # fp32 drops 64x256 with 4 stages (320 KiB of shared memory)
-    table = {i: entry(c) for i, c in enumerate(tiles, 1)}
-    mod, _ = load_generated(spec, gpu_key="test", table=table)
-    for m in (1, 37, 1000, 4099):
-        x, weights, biases = random_problem(spec, m, device="cuda")
-        for cell in table.values():
-            y = mod._launch(x, weights, biases, cell)
-            err = rel_error(y, reference(spec, x, weights, biases))
-            assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
-
-
-CHAIN = [
-    KernelConfig("chain", block_m=64, block_n=64, block_k=64, num_warps=4, num_stages=3),
-    KernelConfig("chain", block_m=32, block_n=32, block_k=64, num_warps=4, num_stages=3),
-]
-
-
-@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
-@pytest.mark.parametrize("widths, act", [((256, 512, 256), "gelu"), ((100, 300, 200, 7), "silu")])
-def test_chain_kernels(load_generated, widths, act, dtype):
-    """Every layer's GEMM, the kernels after the first launched with programmatic dependent
-    launch on Hopper (their launcher's launch_pdl) and waiting in-kernel for their input: right
-    back to back (a layer's output read by the next while a new call's first layer is queued),
-    in a CUDA graph too, at odd widths and M not a multiple of block_m."""
-    spec = MLPSpec(widths, act=act, dtype=dtype)
-    table = {i: entry(c) for i, c in enumerate(CHAIN, 1)}
-    mod, _ = load_generated(spec, gpu_key="test", table=table)
-    hopper = torch.cuda.get_device_capability() >= (9, 0)
-    for m in (1, 37, 1000, 4099):
-        x, weights, biases = random_problem(spec, m, device="cuda")
-        ref = reference(spec, x, weights, biases)
-        for cell in table.values():
-            ys = [mod._launch(x, weights, biases, cell) for _ in range(3)]
-            for y in ys:
-                err = rel_error(y, ref)
-                assert err <= TOLERANCE[dtype], (m, cell["kernel"], err)
-    assert mod._PDL == [hopper]
-    names = {pair: name for name, pair in mod.KERNELS.items()}  # (function, tiles) -> its name
-    pdl = {names[k[0]]: c.run.launch_pdl for k, c in mod._RT.compiled.items()}
-    depth = len(widths) - 1
-    for cell in table.values():
-        for i in range(depth):
-            assert pdl[f"{cell['kernel']}_l{i}"] == (hopper and i > 0)
-    x, weights, biases = random_problem(spec, 1000, device="cuda")
-    static = x.clone()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        y = mod._launch(static, weights, biases, table[1])
-    for _ in range(2):
-        static.copy_(torch.randn_like(x))
-        graph.replay()
-        assert_matches(y, reference(spec, static, weights, biases), dtype)
-
-
 STREAM_TMA = [
     KernelConfig("stream", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2, tma=True),
     KernelConfig("stream", block_m=128, block_n=32, chunk=128, num_warps=8, num_stages=2, tma=True),
@@ -437,7 +363,6 @@ LINKED = [
     KernelConfig(strategy="split", block_m=16, chunk=64, block_n=128, block_k=128, pdl=True),
     KernelConfig(strategy="stream", block_m=64, block_n=64, chunk=64, pdl=True),
     KernelConfig(strategy="persist", block_m=64, block_n=64, block_k=64, num_stages=3, pdl=True),
-    KernelConfig(strategy="chain", block_m=64, block_n=32, block_k=64, num_stages=3, pdl=True),
 ]
 
 
@@ -484,9 +409,7 @@ def test_calls_linked_by_pdl(load_generated, dtype):
     for key, c in compiled.items():  # a PDL launch is its plain launch's binary (lanes.Linked)
         if key[4]:
             assert c.compiled is compiled[key[:4] + (False,) + key[5:]]
-    first = {
-        (c["kernel"] + "_l0" if c["strategy"] == "chain" else c["kernel"]) for c in cells.values()
-    }
+    first = {c["kernel"] for c in cells.values()}
     assert {name for name, _ in linked} >= (first if hopper else set())
     static = torch.randn(37, 128, device="cuda", dtype=x.dtype)
     for i in cells:

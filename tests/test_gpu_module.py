@@ -295,41 +295,11 @@ def test_cuda_graph_capture_runs_the_graph_winner(load_generated, graph_config):
         assert mod._RT is None or plans[(0, 64, False)].cfg["kernel"] == calls.kernel_name
 
 
-@pytest.mark.parametrize("strategy", ["chain"])
-def test_compile_fullgraph_runs_a_layered_config(load_generated, monkeypatch, strategy):
-    """torch.compile(fullgraph=True) over a module whose bucket runs layered (or chain): the op
-    launches each hidden layer's kernel through wrap_triton and the last layer by torch (chain:
-    by its kernel too, launched plainly, its PDL waits no-ops), inside one graph; results match
-    the reference, with dynamic batch sizes too."""
-    from mlpgen.emit import entry
-    from mlpgen.spec import KernelConfig
-    from mlpgen.tune import gpu_key
-
-    spec = MLPSpec((256, 512, 384, 256), act="gelu")
-    config = KernelConfig(strategy, block_m=64, block_n=128, block_k=64, num_warps=8)
-    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={4096: entry(config, us=1.0)})
-    monkeypatch.setitem(sys.modules, mod.__name__, mod)
-    w = [
-        torch.randn(n, k, device="cuda", dtype=torch.float16) / k**0.5
-        for k, n in zip(spec.widths[:-1], spec.widths[1:])
-    ]
-    b = [torch.randn(n, device="cuda", dtype=torch.float16) / 10 for n in spec.widths[1:]]
-    for dynamic in (False, True):
-        torch._dynamo.reset()
-        compiled = torch.compile(lambda x: mod.mlp(x, w, b), fullgraph=True, dynamic=dynamic)
-        with torch.no_grad():
-            for m in (4096, 4099):
-                x = torch.randn(m, 256, device="cuda", dtype=torch.float16)
-                assert_matches(compiled(x), reference(spec, x, w, b), "fp16")
-    torch._dynamo.reset()
-
-
 LANE_CONFIGS = {  # strategy -> (a config, whether its lane launches the kernel itself)
     "split": (dict(strategy="split", block_m=16, chunk=32, block_n=256, block_k=128), True),
     "cluster": (dict(strategy="cluster", block_m=16, chunk=32, block_k=128), True),
     "stream": (dict(strategy="stream", block_m=16, block_n=64, chunk=64, num_warps=8), True),
     "persist": (dict(strategy="persist", block_m=64, block_n=64, block_k=64), True),
-    "chain": (dict(strategy="chain", block_m=64, block_n=64, block_k=64, num_stages=3), False),
     "stream_tma": (
         dict(strategy="stream", block_m=128, block_n=64, chunk=64, num_warps=8, num_stages=2)
         | dict(tma=True),
@@ -431,31 +401,24 @@ class NativeLaneCase:
 
 
 @needs_runtime
-@pytest.mark.parametrize("strategy, pdl", [("chain", False), ("chain", True), ("epilogue", False)])
-def test_layer_calls_take_the_native_lane(load_generated, strategy, pdl, native_cache, monkeypatch):
-    """chain's two layers, layered's first layer and its last layer's cuBLASLt GEMM, or the
-    epilogue strategy's two cuBLASLt GEMMs (tanh GELU in the first's epilogue), run by one
-    native-lane call: right on fresh inputs each call (a batch that is no multiple of the
+def test_epilogue_calls_take_the_native_lane(load_generated, native_cache, monkeypatch):
+    """The epilogue strategy's two cuBLASLt GEMMs (tanh GELU in the first's epilogue), run by
+    one native-lane call: right on fresh inputs each call (a batch that is no multiple of the
     block), back to back without a sync (the hidden buffer is the lane's, reused by the next
     call), into out=, from a lane made before the workspace grew; under CUDA-graph capture it
-    declines and the captured calls replay right. pdl: chain's first layer launched with PDL
-    (the second always is on sm_90)."""
+    declines and the captured calls replay right."""
     from mlpgen.spec import KernelConfig
 
-    epilogue = strategy == "epilogue"
-    base = {"strategy": "epilogue"} if epilogue else LANE_CONFIGS[strategy][0]
-    config = KernelConfig(**base, pdl=pdl)
-    act = "gelu_tanh" if epilogue else "gelu"  # an activation cuBLASLt's epilogue computes
-    case = NativeLaneCase(load_generated, config, native_cache, monkeypatch, act)
+    config = KernelConfig(strategy="epilogue")
+    case = NativeLaneCase(load_generated, config, native_cache, monkeypatch, "gelu_tanh")
     mod, fused, fresh, close, taken = case.mod, case.fused, case.fresh, case.close, case.taken
     m = 37
 
     with torch.no_grad():
-        fused(fresh(m, 256))  # plans, compiles the layers' kernels, opens the lanes
+        fused(fresh(m, 256))  # plans, opens the lane
         lane = native.build()
         assert lane is not None
-        threads = 0 if epilogue else 32 * config.num_warps  # of the first step: 0 for a GEMM
-        assert lane.lanes(mod._RT.native[1]) == [(0, m, threads, 1, 2)]
+        assert lane.lanes(mod._RT.native[1]) == [(0, m, 0, 1, 2)]  # two GEMMs (0 threads)
         case.count()
         xs = [fresh(m, 256) for _ in range(6)]
         ys = [call(x) for call, x in zip((fused, lambda x: mod.mlp(x, case.w, case.b)) * 3, xs)]

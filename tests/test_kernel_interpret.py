@@ -31,13 +31,13 @@ def _apply_gelu(x_ptr, y_ptr, N: tl.constexpr):
 
 
 def test_gelu_kernels_use_the_tanh_fit(run_configs):
-    """Every kernel takes GELU from the module's _gelu (erf through a tanh fit), the chain
+    """Every kernel takes GELU from the module's _gelu (erf through a tanh fit), the persist
     and stream kernels too (odd widths, M not a multiple of block_m), fp16 kernels through the
     packed _gelu_f16 (its exact form here); the fit itself, with the interpreter's exact tanh,
     is within 4.2e-5 * |x| / 2 of torch's exact GELU over [-12, 12]."""
     global _GELU
     spec = MLPSpec((37, 70, 50, 9), act="gelu", dtype="fp32")
-    cfg = KernelConfig("chain", block_m=16, block_n=32, block_k=16)
+    cfg = KernelConfig("persist", block_m=16, block_n=32, block_k=16)
     src = render_kernel(spec, cfg)
     assert src.count("(_gelu(acc)).to(tl.float32)") == 2 and "erf" not in src
     errors, mod = run_configs(spec, [cfg], 45, with_module=True)

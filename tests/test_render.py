@@ -102,8 +102,8 @@ def test_cells_of_an_earlier_version_read_back_current(tmp_path):
     the field, with today's kernel names and the winner as the cell's "graph" sub-cell, so
     re-rendering (or re-tuning) it defines the kernels its table names."""
     spec = MLPSpec((64, 96, 32), act="gelu")
-    chain = KernelConfig("chain", block_m=64, block_n=64, block_k=64)
-    cell = dict(chain.to_dict(), fast_erf=1, kernel=chain.kernel_name + "_erf", us=3.0)
+    persist = KernelConfig("persist", block_m=64, block_n=64, block_k=64)
+    cell = dict(persist.to_dict(), fast_erf=1, kernel=persist.kernel_name + "_erf", us=3.0)
     cell |= {"graph_" + k: v for k, v in cell.items()}
     path = write_module(tmp_path / f"{spec.name}.py", spec, "GPU|sm90|132", {1024: cell})
     text = path.read_text()
@@ -112,9 +112,37 @@ def test_cells_of_an_earlier_version_read_back_current(tmp_path):
     got = read_module(path)[1]["GPU|sm90|132"][1024]
     assert not any(k.startswith("graph_") for k in got) and "fast_erf" not in got["graph"]
     assert "fast_erf" not in got and got["us"] == 3.0 == got["graph"]["us"]
-    assert got["kernel"] == got["graph"]["kernel"] == chain.kernel_name
+    assert got["kernel"] == got["graph"]["kernel"] == persist.kernel_name
     write_module(path, spec, buckets=(1024,))
     assert "_erf" not in path.read_text().replace("_tanh", "")
+
+
+def test_cells_of_retired_strategies_read_back_as_the_heuristic_default(tmp_path):
+    """A cell of a retired layer-by-layer strategy (chain, or layered before it) reads back as
+    the bucket's heuristic default, its tiles and times gone and its train search's winner
+    kept, so the module re-renders without its kernels and runs a verified kernel until a
+    re-tune; a CUDA-graph winner of one goes, another stays."""
+    spec = MLPSpec((64, 96, 32), act="gelu")
+    persist = entry(KernelConfig("persist", block_m=16, block_n=32, block_k=64), us=2.0)
+    train = {"backward": "torch"}
+    split = entry(KernelConfig("split", block_m=16, chunk=32, block_n=32, block_k=64), us=3.0)
+    table = {  # written as today's cells, then renamed in the file as an earlier mlpgen wrote
+        16: split | {"graph": split},
+        64: entry(KernelConfig("rowblock", block_m=64), us=4.0) | {"train": train},
+    }
+    table[64]["graph"] = persist
+    path = write_module(tmp_path / f"{spec.name}.py", spec, "GPU|sm90|132", table)
+    head, table_on = path.read_text().split('"GPU|sm90|132": {', 1)  # its table, the default's
+    table_on = table_on.replace('"strategy": "split"', '"strategy": "chain"', 2)
+    table_on = table_on.replace('"strategy": "rowblock"', '"strategy": "layered"', 1)
+    path.write_text(head + '"GPU|sm90|132": {' + table_on)
+    _, tuned, prov = read_module(path)
+    got = tuned["GPU|sm90|132"]
+    assert prov["GPU|sm90|132"]["heuristic_default_at"] == [16, 64]  # what `show` says
+    assert got[16] == entry(heuristic_config(spec, 16))
+    assert got[64] == entry(heuristic_config(spec, 64)) | {"train": train, "graph": persist}
+    write_module(path, spec, buckets=(16, 64))
+    assert "_k_split" not in path.read_text()
 
 
 def test_format_literal_is_sorted_and_evaluates():
@@ -301,12 +329,11 @@ def test_shared_kernels_compile_for_hopper(tmp_path):
         KernelConfig("stream", block_m=64, block_n=32, chunk=128),
         KernelConfig("stream", block_m=128, block_n=64, chunk=128, tma=True),
         KernelConfig("rowblock", block_m=32, chunk=64),
-        KernelConfig("chain", block_m=64, block_n=32, block_k=64),
     ]
     table = {2**i: entry(c) for i, c in enumerate(configs)}
     path = write_module(tmp_path / f"{spec.name}.py", spec, gpu_key="test", table=table)
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    names = [c.kernel_name + ("_l1" if c.strategy == "chain" else "") for c in configs]
+    names = [c.kernel_name for c in configs]
     proc = subprocess.run(
         [sys.executable, "-c", COMPILE_FOR_HOPPER, str(path), ",".join(names), "fp16"],
         capture_output=True, text=True, env=env, timeout=600,

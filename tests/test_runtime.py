@@ -251,7 +251,6 @@ def test_calls_are_planned_once_per_device_and_batch_with_the_graph_cell_run_ear
 PLAN_LANES = {  # strategies whose lane runs the plan itself (no single kernel launch); the
     # GPU test adds stream with TMA, whose descriptors need widths this spec does not have
     "torch": dict(strategy="torch"),
-    "chain": dict(strategy="chain", block_m=16, block_n=16, block_k=16),
 }
 
 
@@ -483,7 +482,7 @@ def test_a_kernel_lane_calls_the_c_launch_with_every_argument(
 
 class FakeNative:
     """Stands in for the built native lane: records what a lane registers (refuse: the second
-    step of a lane, extend's or gemm's, is refused)."""
+    step of a lane, a gemm, is refused)."""
 
     def __init__(self, refuse=False):
         self.registered, self.refuse = [], refuse
@@ -493,11 +492,6 @@ class FakeNative:
 
     def add(self, *args):
         self.registered.append(("add", *args))
-
-    def extend(self, *args):
-        self.registered.append(("extend", *args))
-        if self.refuse:
-            raise RuntimeError("refused")
 
     def remove(self, *args):
         self.registered.append(("remove", *args))
@@ -509,70 +503,6 @@ class FakeNative:
 
     def call(self, *args):
         return None
-
-
-def fake_layer_kernels(rt, plan, launchers):
-    """Stand-ins for the plan's layer kernels compiled for aligned tensors, where the runtime's
-    run leaves them (no PDL on the CPU): function handles 10, 11, ..., 4 warps, 512
-    bytes of shared memory, a layer kernel's signature (its tiles constexprs after M), triton
-    3.6's launcher."""
-    signature = {"x": "*fp32", "y": "*fp32", "w": "*fp32", "b": "*fp32", "m": "i32"}
-    signature |= {"BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
-    for i, (kernel, _, _, _) in enumerate(plan.steps):
-        compiled = types.SimpleNamespace(
-            run=launchers["3.6"](None), function=10 + i, packed_metadata=(4, 1, 512),
-            src=types.SimpleNamespace(signature=signature),
-        )  # fmt: skip
-        key = (kernel, plan.device, plan.num_warps, plan.num_stages, False)
-        rt.compiled[key + (True,) * 4] = compiled  # x, y, w, b
-
-
-@pytest.mark.parametrize("refuse", [False, True])
-def test_a_chain_lane_gives_the_native_lane_every_layer(
-    load_generated, monkeypatch, launchers, refuse
-):
-    """Once chain's layers are compiled for aligned tensors, _open_lane gives the native lane
-    one lane of both kernels: the first reads x and writes the hidden buffer, the second reads
-    it and writes y, each with its own layer's parameters, grid and M; the hidden buffer is
-    the runtime's hidden buffer, kept by the lane. The plan lane stays for what the native
-    lane declines. Where the native lane refuses a layer, it forgets the lane (a lane launching
-    the first layer alone would give a wrong result) and the calls stay the Python lane's."""
-    from mlpgen.emit import entry
-    from mlpgen.spec import KernelConfig
-
-    cell = entry(KernelConfig("chain", block_m=16, block_n=16, block_k=16))
-    mod, _ = load_generated(SPEC, gpu_key="some|sm90|132", table={M: cell})
-    rt = attach(mod, monkeypatch)
-    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # CPU torch
-    fake = FakeNative(refuse)
-    monkeypatch.setattr(native, "build", lambda: fake)
-    x = torch.randn(M, 20)
-    plan = rt.plan(cell, M, x)
-    fake_layer_kernels(rt, plan, launchers)
-    rt.open_lane(plan, x)
-    assert plan.lane.call is not None  # the plan lane, for the calls the native lane declines
-    hidden = rt.hidden_buffers(x, M)[0]
-    if refuse:
-        assert [r[0] for r in fake.registered] == ["add", "extend", "remove"]
-        assert fake.registered[2][1:] == ("STATE", None, M)
-        assert rt.native[0] is None  # no native lane takes the calls
-        return
-    assert len(fake.registered) == 2
-    (kind0, *first), (kind1, *second) = fake.registered
-    assert (kind0, kind1) == ("add", "extend")
-    (g00, g01), (g10, g11) = plan.steps[0][1], plan.steps[1][1]
-    assert first[:13] == [
-        "STATE", None, M, 10, g00, g01, 4, 512, 1, True, True,
-        [-2, -1, 0, 1, -1], [0, hidden.data_ptr(), 0, 0, M],
-    ]  # fmt: skip
-    assert second[:13] == [
-        "STATE", None, M, 11, g10, g11, 4, 512, 1, True, True,
-        [-1, -3, 2, 3, -1], [hidden.data_ptr(), 0, 0, 0, M],
-    ]  # fmt: skip
-    kept = first[13]
-    assert second[13] is kept and kept[0].data_ptr() == hidden.data_ptr()
-    assert kept[0].shape == (M, 33) and kept[0].is_contiguous()
-    assert rt.native[0] == fake.call
 
 
 def test_an_epilogue_lane_is_a_gemm_a_layer(load_generated, monkeypatch):
@@ -594,7 +524,7 @@ def test_an_epilogue_lane_is_a_gemm_a_layer(load_generated, monkeypatch):
         x = torch.randn(M, 20)
         plan = rt.plan(cell, M, x)
         rt.open_lane(plan, x)
-        assert plan.lane.call is not None and plan.steps is None
+        assert plan.lane.call is not None
         hidden = rt.hidden_buffers(x, M)[0]
         if refuse:
             assert [r[0] for r in fake.registered] == ["gemm", "gemm", "remove"]

@@ -78,14 +78,14 @@ def test_headline_space_sizes():
     """The production table for 256,512,256 fp16 with the H200's shared memory (the tuner
     passes the GPU's): 12 rowblock, 224 persist (block_m x block_n x warps x stages x
     last_block_n, last_block_n equal to block_n counted once as 0), 128 stream (64 of them with
-    TMA), 24 split and 72 chain configs (3 or 4 stages), epilogue and torch. 34
+    TMA), 24 split, epilogue and torch. 34
     cannot work: rowblock 64 rows x chunk 128 with 4 warps and stream's 128-row tiles with 4
     warps (registers, with and without TMA), persist's 128 x 256 with 4 warps (256
     accumulators per thread, 8 of them), stream's 128 x 64 with 3 stages and TMA's 128-row tiles
     with 4 warps (shared memory), epilogue (gelu); 16 are not searched (persist's last tiles
     wider than block_n) and neither are the TMA tiles but 128 rows with 8 warps and 2 stages;
-    every other one is searched from 256 rows up, split only up to 4096 rows, chain from 16 to
-    4096, TMA from 4096, persist's narrower last tiles up to 1024. A
+    every other one is searched from 256 rows up, split only up to 4096 rows, TMA from 4096,
+    persist's narrower last tiles up to 1024. A
     bucket of one row only searches 16-row tiles, of every row-tiled strategy."""
 
     def size(b):
@@ -93,14 +93,14 @@ def test_headline_space_sizes():
 
     assert {b: size(b) for b in (1, 16, 64, 256, 262144)} == {
         1: 85,  # persist's 52 16-row tiles
-        16: 109,  # chain's 24 16-row tiles
-        64: 312,
-        256: 362,  # chain's 72
+        16: 85,
+        64: 240,
+        256: 290,
         262144: 132,  # persist's 62: no narrower last tiles
     }
-    assert size(1024) == 362
-    assert size(4096) == 228  # persist's narrower last tiles: over their 1024 rows
-    assert size(8192) == 132  # split: over its 4096 rows, chain: over its 4096
+    assert size(1024) == 290
+    assert size(4096) == 156  # persist's narrower last tiles: over their 1024 rows
+    assert size(8192) == 132  # split: over its 4096 rows
     one = search_space(HEADLINE, 1, H200_SHARED)
     assert {c.block_m for c in one.candidates if c.strategy != "torch"} == {16}
     assert {c.strategy for c in one.candidates} == {
@@ -111,7 +111,7 @@ def test_headline_space_sizes():
         "torch",
     }
     assert one.dropped_counts() == {
-        "dominated": 311,  # with chain's 72 (under its 16 rows), TMA's 34 tiles over 16 rows
+        "dominated": 239,  # with TMA's 34 tiles over 16 rows
         "shared memory": 8,
         "no epilogue": 1,  # gelu: cuBLASLt's GELU epilogue is the tanh approximation
         "registers": 27,  # cluster's 2: one-row tiles of 64-column slices with 2 warps
@@ -161,10 +161,7 @@ def test_wide_specs_drop_rowblock_and_search_persist_and_torch():
     assert all(space.reason_kind(r) == "too wide" for c, r in s.dropped if c.strategy == "rowblock")
     assert all("2 layers" in r for c, r in s.dropped if c.strategy == "stream")  # one layer
     deep = search_space(MLPSpec((784, 2048, 2048, 10)), 4096)
-    assert {c.strategy for c in deep.candidates} == {"persist", "chain", "torch"}
-    chain = [r for c, r in s.dropped if c.strategy == "chain"]
-    assert len(chain) == len(configs_of("chain"))
-    assert all(space.reason_kind(r) == "depth" for r in chain)
+    assert {c.strategy for c in deep.candidates} == {"persist", "torch"}
 
 
 def test_dominated_configs(pin_domains):

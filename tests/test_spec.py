@@ -67,6 +67,6 @@ def test_persist_last_block_n():
     same = KernelConfig("persist", block_m=64, block_n=64, block_k=64, last_block_n=64)
     assert same == plain and same.kernel_name == "_k_persist_m64_n64_k64"
     assert "last_block_n" not in plain.to_dict()
-    for bad in ({"last_block_n": 24}, {"last_block_n": 8}, {"strategy": "chain"}):
+    for bad in ({"last_block_n": 24}, {"last_block_n": 8}, {"strategy": "split"}):
         with pytest.raises(SpecError, match="last_block_n"):
             KernelConfig(**({"strategy": "persist", "last_block_n": 32} | bad))

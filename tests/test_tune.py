@@ -571,7 +571,7 @@ def test_the_winner_is_the_least_score_the_sampler_minimised():
     of GPU and host time plus HIDDEN_WEIGHT times the smaller), the number each trial reports
     to the sampler; an exact tie goes to the least GPU time."""
     a, b = (KernelConfig(block_m=16, chunk=x) for x in (32, 64))
-    c = KernelConfig("chain", block_m=64, block_n=64, block_k=64, num_stages=3)
+    c = KernelConfig("persist", block_m=64, block_n=64, block_k=64, num_stages=3)
     d = KernelConfig(block_m=32, chunk=64)
     records = [
         (a, Measurement("ok", us=9.0, host_us=18.0)),
@@ -809,10 +809,10 @@ def test_a_separate_cuda_graph_winner_when_gpu_time_and_score_disagree(tmp_path)
     from mlpgen.tune import BucketResult, pick_graph_winner, winners_table
 
     cheap = KernelConfig("stream", block_m=16, block_n=64, chunk=64, num_stages=3)
-    fast = KernelConfig("chain", block_m=16, block_n=16, block_k=128, num_warps=2)
+    fast = KernelConfig("persist", block_m=16, block_n=16, block_k=128, num_warps=2)
     records = [
         (cheap, Measurement("ok", us=11.7, host_us=15.0)),
-        (fast, Measurement("ok", us=4.1, host_us=28.0)),  # two launches: outside the tie
+        (fast, Measurement("ok", us=4.1, host_us=28.0)),  # host-bound: outside the tie
         (TORCH, Measurement("ok", us=8.3, host_us=40.0)),
     ]
     winner = pick_winner(records)

@@ -176,14 +176,14 @@ def workspace_bytes(buffers, m: int) -> int:
 class Plan:
     """Everything a call of a generated module needs for one (device, M, capturing), resolved
     once from the cell `cfg` by the module's own rules (its globals `ns`): the cell that runs
-    here (the module's _fallback), its kernel or torch path or layer steps, grid, launch options
+    here (the module's _fallback), its kernel or torch path, grid, launch options
     and workspace. A calls plan holds the device's shared workspace; a CUDA-graph plan made
     outside a capture its own (zeroed once: every launch leaves it zero, so a graph captures only
     the kernel); one made during a capture gets fresh buffers each launch (execute)."""
 
     __slots__ = (
-        "cfg", "strategy", "torch_path", "kernel", "grid", "num_warps", "num_stages", "steps",
-        "run_steps", "ready", "device", "pdl", "ws", "lane",
+        "cfg", "strategy", "torch_path", "kernel", "grid", "num_warps", "num_stages", "ready",
+        "device", "pdl", "ws", "lane",
     )  # fmt: skip
 
     def __init__(self, rt, cfg, m, x, shared_ws=True, capturing=False):
@@ -195,17 +195,13 @@ class Plan:
         self.strategy = strategy = ns["launch_kind"](cfg)
         self.torch_path = ns["_TORCH_PATHS"].get(strategy)
         self.pdl = ns["_PDL"][0] and bool(cfg.get("pdl"))  # the first kernel launched with PDL
-        self.steps = self.run_steps = None
-        if strategy in ns.get("_STEPS", ()):
-            make, self.run_steps = ns["_STEPS"][strategy]
-            self.steps = make(cfg, m, self.pdl)
-        self.kernel = None if self.torch_path or self.steps else ns["KERNELS"][cfg["kernel"]]
+        self.kernel = None if self.torch_path else ns["KERNELS"][cfg["kernel"]]
         self.ready = ns.get("_READY", {}).get(strategy)
         self.lane = None  # the runtime's lane for this plan's calls
         self.grid = self.num_warps = self.num_stages = None
         if self.torch_path is None:
             grid = ns.get("_GRIDS", {}).get(strategy, ns["_grid_rows"])
-            self.grid = None if self.steps else grid(cfg, m, x)
+            self.grid = grid(cfg, m, x)
             self.num_warps, self.num_stages = cfg["num_warps"], cfg["num_stages"]
         self.ws = None
         buffers = ns.get("_WORKSPACE_BUFFERS", {}).get(strategy)
@@ -227,7 +223,7 @@ class ModuleRuntime:
         self.compiled = {}  # (kernel, device, warps, stages, pdl, alignment...) -> CompiledKernel
         self.lanes = {}  # (device index, M) -> Lane of the calls plan
         self.native = [None, None]  # the native extension's call and this module's state in it
-        self.hidden = {}  # device -> (rows, [hidden buffers]) for the native lane's layer steps
+        self.hidden = {}  # device -> (rows, [hidden buffers]) for the native lane's GEMMs
         self.lt_workspaces = {}  # device -> cuBLASLt workspace
         self.plans = {}  # (device index, M, capturing) -> Plan
         # (strategy, device) -> (rows, buffers): the module's, where a strategy has a workspace
@@ -274,10 +270,6 @@ class ModuleRuntime:
         ns = self.ns
         if plan.torch_path is not None:
             y = plan.torch_path(x2d, weights, biases)
-        elif plan.steps is not None:
-            y = plan.run_steps(
-                plan.steps, x2d, weights, biases, plan.num_warps, plan.num_stages, plan.device
-            )
         elif plan.ready is not None and not plan.ready(x2d, weights):
             y = ns["reference"](x2d, weights, biases)
         else:
@@ -414,23 +406,14 @@ class ModuleRuntime:
         plan.lane = self.lanes[(plan.device, m)] = lane
         if compiled is not None and lane.run is not compiled.run:  # the verified C launch
             native.add_kernel(self, lane, compiled, m)
-        elif (plan.steps is not None or plan.strategy == "epilogue") and self.fast:
+        elif plan.strategy == "epilogue" and self.fast:
             self._open_native_layers(plan, x2d)
 
     def _open_native_layers(self, plan, x2d) -> None:
-        """chain's or the epilogue strategy's layers in the native lane, once each
-        kernel is compiled for 16-byte-aligned tensors (as the module launched them)."""
-        steps = plan.steps or ()
-        chain = len(steps) == self.layers
-        if not chain and self.ns["SPEC"]["out_act"] != "none":  # GEMMs end without activation
-            return
-        tensors = 4 if self.bias else 3  # a layer kernel's x, y, w(, b)
-        compiled = []
-        for kernel, _, _, pdl in steps:
-            key = (kernel, plan.device, plan.num_warps, plan.num_stages, pdl)
-            compiled.append(self.compiled.get(key + (True,) * tensors))
-        if all(c is not None for c in compiled) and not torch.cuda.is_current_stream_capturing():
-            native.add_layers(self, plan, x2d, compiled)
+        """The epilogue strategy's layers (cuBLASLt GEMMs) in the native lane, outside a
+        capture; its GEMMs end without an output activation."""
+        if self.ns["SPEC"]["out_act"] == "none" and not torch.cuda.is_current_stream_capturing():
+            native.add_layers(self, plan, x2d)
 
     def _call_plan(self, plan, x2d, params, out):
         weights, biases = self.ns["_split"](params)

@@ -1,7 +1,7 @@
 """The native lane: native_lane.cpp (a file of this package) built once per machine with the
 system's C++ compiler against torch's and triton's headers, and the lanes a ModuleRuntime gives
-it (one kernel launch, or several steps: Triton kernels and cuBLASLt GEMMs with fused
-epilogues). MLPGEN_NATIVE=0 skips it; a failed build warns once and calls stay in Python."""
+it (one kernel launch, or the epilogue strategy's cuBLASLt GEMMs with fused epilogues).
+MLPGEN_NATIVE=0 skips it; a failed build warns once and calls stay in Python."""
 
 from __future__ import annotations
 
@@ -184,7 +184,7 @@ def add_kernel(rt, lane, compiled, m: int) -> None:
 
 
 def _lt_workspace(rt, x):
-    """The device's cuBLASLt workspace for GEMM steps (shared by the module's lanes)."""
+    """The device's cuBLASLt workspace for the GEMMs (shared by the module's lanes)."""
     index = x.get_device()
     if index not in rt.lt_workspaces:
         rt.lt_workspaces[index] = torch.empty(
@@ -209,40 +209,20 @@ def _gemm(rt, module, state, extend, plan, m, layer, source, epilogue, keep):
     )  # fmt: skip
 
 
-def add_layers(rt, plan, x2d, compiled) -> None:
-    """Give the native lane chain's or the epilogue strategy's layers for (device, M): each
-    layer's kernel (`compiled`, in order) on the layer's input and output, or each layer of
-    the epilogue strategy as a cuBLASLt GEMM with its
-    bias (and activation) in the epilogue, as F.linear and torch._addmm_activation compute
-    them; the hidden activations in the runtime's buffers, so that a call allocates only its
-    output. Calls under stream capture stay in Python (the lane declines them)."""
+def add_layers(rt, plan, x2d) -> None:
+    """Give the native lane the epilogue strategy's layers for (device, M): each layer a
+    cuBLASLt GEMM with its bias (and activation) in the epilogue, as F.linear and
+    torch._addmm_activation compute them; the hidden activations in the runtime's buffers, so
+    that a call allocates only its output. Calls under stream capture stay in Python (the lane
+    declines them)."""
     m = x2d.shape[0]
-    hidden = rt.hidden_buffers(x2d, m)
-    addresses = [h.data_ptr() for h in hidden]
-    per = 2 if rt.bias else 1
-    launches = []
-    for i, ((step, grid, _, _), kernel) in enumerate(zip(plan.steps or (), compiled)):
-        first, last = i == 0, i == rt.layers - 1
-        roles = [-2 if first else -1, -3 if last else -1, *range(i * per, (i + 1) * per)]
-        args = [0 if first else addresses[i - 1], 0 if last else addresses[i]]
-        launch = launch_of(kernel, args + [0] * per + [m, *step[1]], roles)  # step[1]: tiles
-        if launch is None:
-            return
-        launches.append((grid, launch))
     module, state = state_of(rt)
     if module is None:
         return
+    keep = (rt.hidden_buffers(x2d, m), _lt_workspace(rt, x2d))
     try:
-        for i, ((g0, g1), launch) in enumerate(launches):
-            function, warps, shared, ctas, coop, pdl, sources, values = launch
-            register = module.add if i == 0 else module.extend
-            register(
-                state, plan.device, m, function, g0, g1, warps, shared, ctas, coop, pdl,
-                sources, values, hidden,
-            )  # fmt: skip
-        keep = (hidden, _lt_workspace(rt, x2d)) if len(launches) < rt.layers else None
-        for layer in range(len(launches), rt.layers):  # the epilogue strategy's layers
-            source = hidden[layer - 1] if layer > 0 else None
+        for layer in range(rt.layers):
+            source = keep[0][layer - 1] if layer > 0 else None
             if layer < rt.layers - 1:
                 epilogue = LT_EPILOGUES[rt.ns["SPEC"]["act"]]
             else:

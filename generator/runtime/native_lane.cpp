@@ -4,9 +4,9 @@
 // cuda.h); where the build or a check fails, calls take the Python lane.
 //
 // A lane launches one kernel (every one-launch strategy) or several steps in turn, each a
-// Triton kernel or a cuBLASLt GEMM with its epilogue (chain: a kernel a layer; layered: kernels,
-// then its last layer's GEMM; epilogue: a GEMM a layer), the hidden activations in buffers the
-// lane keeps. cuBLASLt's algorithm is chosen once, when the step is given.
+// cuBLASLt GEMM with its epilogue (the epilogue strategy: a GEMM a layer), the hidden
+// activations in buffers the lane keeps. cuBLASLt's algorithm is chosen once, when the step is
+// given.
 // call(state, x, params, out) returns y, or None where the call is not one this lane takes (the
 // Python lane then sees it): x an exact torch.Tensor (or Parameter), 2-D [M, K0] contiguous, of
 // the module's dtype on a CUDA device that is current, with a lane registered for (device, M);
@@ -377,9 +377,7 @@ PyObject* place(State* s, int device, int64_t m, Launch* k, bool extend) {
 // add(state, device, m, function, grid0, grid1, num_warps, shared, cluster, cooperative, pdl,
 //     sources, values, keep): a lane for (device, m) that launches this kernel (parse_launch).
 //     Replaces an existing lane for (device, m).
-// extend(state, device, m, <the same>): one more kernel for the lane of (device, m), launched
-//     after its others.
-PyObject* register_launch(PyObject* args, bool extend) {
+PyObject* add(PyObject*, PyObject* args) {
   PyObject *capsule, *sources, *values, *keep;
   int device, warps, cooperative, pdl;
   long long m;
@@ -392,20 +390,11 @@ PyObject* register_launch(PyObject* args, bool extend) {
   }
   State* s = state_of(capsule);
   if (s == nullptr) return nullptr;
-  Lane* lane = find(s, device, m);
-  if (extend && lane == nullptr) {
-    PyErr_SetString(PyExc_KeyError, "no lane to extend for this device and m");
-    return nullptr;
-  }
   Launch* k = parse_launch(s, function, grid0, grid1, warps, shared, cluster, cooperative, pdl,
                            sources, values, keep);
   if (k == nullptr) return nullptr;
-  return place(s, device, m, k, extend);
+  return place(s, device, m, k, false);
 }
-
-PyObject* add(PyObject*, PyObject* args) { return register_launch(args, false); }
-
-PyObject* extend(PyObject*, PyObject* args) { return register_launch(args, true); }
 
 PyObject* refuse(PyObject* kind, const char* why) {
   PyErr_SetString(kind, why);
@@ -469,7 +458,7 @@ int plan_gemm(Lt* l, Gemm* g, int type, int64_t m, int64_t k, int64_t n, unsigne
 
 // gemm(state, extend, device, m, k, n, input, input_address, output, output_address, weight,
 //      bias, epilogue, workspace, keep): a cuBLASLt GEMM step (Gemm) for the lane of (device, m),
-//      placed as add (extend False) or extend (True) places a kernel: y[m, n] = epilogue(x[m, k]
+//      a new lane (extend False) or after its others (True): y[m, n] = epilogue(x[m, k]
 //      @ params[weight]^T + params[bias]) with x the call's input (input -2) or the buffer at
 //      input_address (-1), y the call's output (output -3) or the buffer at output_address (-1);
 //      bias -1: none (the epilogue then adds none); epilogue a cublasLtEpilogue_t value;
@@ -760,7 +749,6 @@ PyObject* lanes(PyObject*, PyObject* capsule) {
 PyMethodDef methods[] = {
     {"state", new_state, METH_VARARGS, "state(like, k0, n, numels, rows, capture) -> capsule"},
     {"add", add, METH_VARARGS, "add a lane for (device, m)"},
-    {"extend", extend, METH_VARARGS, "one more kernel for the lane of (device, m)"},
     {"gemm", gemm, METH_VARARGS, "a cuBLASLt GEMM step for the lane of (device, m)"},
     {"remove", remove, METH_VARARGS, "forget the lane of (device, m)"},
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,

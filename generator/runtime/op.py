@@ -103,9 +103,6 @@ def register(ns):
             return ns["_TORCH_PATHS"][strategy](x, weights, biases)
         warps, stages = cfg["num_warps"], cfg["num_stages"]
         launch = traced_launcher(x, warps, stages)
-        if strategy in ns.get("_STEPS", ()):
-            make, run = ns["_STEPS"][strategy]
-            return run(make(cfg, m, False), x, weights, biases, warps, stages, launch=launch)
         y = torch.empty((m, ns["WIDTHS"][-1]), dtype=x.dtype, device=x.device)
         launch(ns["KERNELS"][cfg["kernel"]], *op_launch(ns, cfg, x, y, params, m))
         return y

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from mlpgen.layout import MAX_SHARED
 from mlpgen.strategies import (
-    chain,
     cluster,
     epilogue,
     persist,
@@ -32,7 +31,6 @@ STRATEGIES: dict[str, Strategy] = {
         stream.STRATEGY,
         split.STRATEGY,
         cluster.STRATEGY,
-        chain.STRATEGY,
         epilogue.STRATEGY,
         torch.STRATEGY,
     )
@@ -47,25 +45,22 @@ def infeasible_reason(
     return None if rule is None else rule(spec, config, max_shared)
 
 
+# layer-by-layer strategies of earlier versions (a Triton GEMM per layer) that won no cell by 3%
+# or more: a module's cells of theirs run the bucket's heuristic default until a re-tune
+RETIRED = ("layered", "chain")
 GRAPH = "graph_"  # prefix of a TUNED cell's CUDA-graph winner fields (emit.GRAPH)
 
 
 def upgrade_cell(cell: dict) -> dict:
     """A TUNED cell (and its CUDA-graph winner) written by an earlier mlpgen, in today's
-    strategies and fields: stream_tma is stream with tma (same kernel names); layered (a
-    kernel per hidden layer, the last layer a cuBLAS GEMM) is chain with the same tiles (a
-    kernel per layer; its kernels, named anew by the caller, replace layered's, and the first
-    is launched plainly, as layered's were). A cell of today passes through as it is."""
+    strategies and fields: stream_tma is stream with tma (same kernel names). A cell of today,
+    or of a RETIRED strategy, passes through as it is."""
     out = dict(cell)
     for prefix in ("", GRAPH):
-        strategy = out.get(prefix + "strategy")
-        if strategy == "stream_tma":
+        if out.get(prefix + "strategy") == "stream_tma":
             out[prefix + "strategy"] = "stream"
             out[prefix + "tma"] = True
-        elif strategy == "layered":
-            out[prefix + "strategy"] = "chain"
-            out.pop(prefix + "pdl", None)
     return out
 
 
-__all__ = ["STRATEGIES", "Strategy", "infeasible_reason", "upgrade_cell"]
+__all__ = ["RETIRED", "STRATEGIES", "Strategy", "infeasible_reason", "upgrade_cell"]

@@ -44,8 +44,6 @@ class Strategy:
     # name `family` gives (None: the config's kernel has its tiles written in, kernel_name)
     tiles: Callable[[MLPSpec, KernelConfig], dict[str, int]] | None = None
     family: Callable[[KernelConfig], str] | None = None
-    # several kernels, one per layer: how many (their names end in _l<layer>); None: one kernel
-    layer_kernels: Callable[[MLPSpec], int] | None = None
     # more template inputs beside name, spec, config, plan, dtypes and activation macros
     template_args: Callable[[MLPSpec, KernelConfig], dict] = _no_args
     # the buckets it is timed in, and why not outside them
@@ -69,14 +67,8 @@ class Strategy:
         return self.kernel_name is not None
 
     def kernel_names(self, spec: MLPSpec, config: KernelConfig) -> list[str]:
-        """The module's KERNELS entries of this config: its kernel_name, or kernel_name +
-        "_l<layer>" for each layer's kernel."""
-        if self.kernel_name is None:
-            return []
-        name = self.kernel_name(config)
-        if self.layer_kernels is None:
-            return [name]
-        return [f"{name}_l{i}" for i in range(self.layer_kernels(spec))]
+        """The module's KERNELS entries of this config: its kernel_name (none without a kernel)."""
+        return [] if self.kernel_name is None else [self.kernel_name(config)]
 
     def function_name(self, spec: MLPSpec, config: KernelConfig) -> str:
         """The @triton.jit function that runs the config: its family's where its tiles are
