@@ -24,7 +24,7 @@ DOMAIN = {
     "block_n": (16, 32, 64, 128),
     "block_k": (16, 32, 64),
     "num_warps": (2, 4, 8),
-    "num_stages": (1, 2, 3),
+    "num_stages": (1, 2, 3, 4),
     "split": (1, 2, 4, 8, 16, 32, 64, 128, 256),
     "fused": (0, 1),
     "recompute": (0, 1),
@@ -170,7 +170,7 @@ def default_for(spec: MLPSpec, m: int) -> TrainConfig:
     width = max(MIN_DOT, next_pow2(widest))
     if widest >= 512 and m >= 4096:
         wide_k = 64 if spec.dtype != "fp32" else 32
-        cfg = TrainConfig(block_m=128, block_n=128, block_k=wide_k, num_warps=8, num_stages=2)
+        cfg = TrainConfig(block_m=128, block_n=128, block_k=wide_k, num_warps=8, num_stages=3)
     else:
         cfg = TrainConfig(
             block_m=16 if m <= 16 else 32 if m <= 64 else 64,
