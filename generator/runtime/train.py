@@ -282,7 +282,8 @@ class Training:
                 if splits > 1:  # fp32 partials, one slice per split
                     part = [p.new_empty((splits, *p.shape), dtype=torch.float32) for p in out]
                 parts += zip(part, out)
-                launches.append(([g, h, *part], _cdiv(n, bn) * _cdiv(kk, bk), kk, n))
+                programs = _cdiv(n, bn) * (_cdiv(kk, bk) + self.bias)  # dW's tiles, db's
+                launches.append(([g, h, *part], programs, kk, n))
         partial = splits > 1
         if len(launches) == layers:  # every layer's tiles in one launch: each dZ and input first
             programs = sum(t for _, t, _, _ in launches)
