@@ -50,7 +50,8 @@ from mlpgen.verify import (
 
 # buckets up to this size also get a per-call host time: on the H200 a call is still host-bound
 # at 4096 rows (eager 45.6 us per call for 14.6 us of GPU work) and about even at 16384 (42.4 per
-# call, 40.9 GPU); scored on GPU time alone, a two-launch layered winner ran 0.85x eager per call
+# call, 40.9 GPU); scored on GPU time alone, a winner of two launches a call ran 0.85x eager per
+# call
 HOST_BUCKET_MAX = 16384
 ODD_OFFSET = 13  # bucket + 13 is not a multiple of any block_m >= 16
 
