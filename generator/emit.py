@@ -12,6 +12,8 @@ import re
 import stat
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -52,11 +54,11 @@ def graph_cell(cell: dict) -> dict | None:
 RETIRED_FIELDS = ("fast_erf",)
 
 
-def current_cell(cell: dict, default: dict) -> dict:
+def current_cell(cell: dict, default: Callable[[], dict]) -> dict:
     """A TUNED cell as this version writes it: an earlier version's graph_-prefixed fields
     moved into the "graph" sub-cell, retired config fields dropped and the kernel names
     re-derived, so a module from an earlier mlpgen re-renders with matching kernels. A cell of
-    a retired strategy becomes `default` (the bucket's heuristic default; its "train" kept),
+    a retired strategy becomes default() (the bucket's heuristic default; its "train" kept),
     a CUDA-graph sub-cell of one goes (the call's cell serves captures)."""
     flat = {k: v for k, v in cell.items() if not k.startswith(LEGACY_GRAPH) and k != GRAPH}
     graph = cell.get(GRAPH)
@@ -65,7 +67,7 @@ def current_cell(cell: dict, default: dict) -> dict:
         graph = {k[n:]: v for k, v in cell.items() if k.startswith(LEGACY_GRAPH)}
     flat = upgrade_cell(flat)  # earlier strategies' names and fields
     if flat.get("strategy") in RETIRED:  # its kernels are gone
-        flat = default | ({"train": flat["train"]} if "train" in flat else {})
+        flat = default() | ({"train": flat["train"]} if "train" in flat else {})
     out = {k: v for k, v in flat.items() if k not in RETIRED_FIELDS}
     out["kernel"] = KernelConfig.from_dict(out).kernel_name
     graph = None if graph is None else upgrade_cell(graph)
@@ -82,8 +84,12 @@ def kernel_text(cell: dict) -> str:
     return "cuBLASLt epilogue" if cell["strategy"] == "epilogue" else "torch (unfused)"
 
 
+def default_cell(spec: MLPSpec, bucket: int) -> dict:
+    return entry(heuristic_config(spec, bucket))
+
+
 def default_table(spec: MLPSpec, buckets=DEFAULT_BUCKETS) -> dict[int, dict]:
-    return {b: entry(heuristic_config(spec, b)) for b in buckets}
+    return {b: default_cell(spec, b) for b in buckets}
 
 
 def scalar_literal(value) -> str:
@@ -146,7 +152,7 @@ def read_module(path: Path) -> tuple[MLPSpec, dict, dict]:
         raise SpecError(f"{path}: not an mlpgen module (no SPEC/TUNED)")
     spec = MLPSpec.from_dict(found["SPEC"])
     tuned = {
-        key: {b: current_cell(cell, entry(heuristic_config(spec, b))) for b, cell in table.items()}
+        key: {b: current_cell(cell, partial(default_cell, spec, b)) for b, cell in table.items()}
         for key, table in found["TUNED"].items()
     }
     provenance = found.get("PROVENANCE", {})
