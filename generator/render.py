@@ -274,18 +274,27 @@ def render_module(
             torch_dtype=TORCH_DTYPES[spec.dtype],
             # the command that generates this MLP in another dtype, as an f-string of _dtype_error
             generate_command=generate_command(spec).replace(
-                f"--dtype {spec.dtype}", "--dtype {_SPEC_DTYPES[dtype]}"
+                f"--dtype {spec.dtype}", "--dtype {other}"
             ),
             act_src=ACTIVATIONS[spec.act].torch_src,
             out_act_src=ACTIVATIONS[spec.out_act].torch_src,
-            act_module_src=ACTIVATIONS[spec.act].module_src,
-            out_act_module_src=ACTIVATIONS[spec.out_act].module_src,
+            sequential_src=sequential_src(spec),
             clusters="cluster" in strategies,
             register_op=op,
             rtol=TOLERANCES[spec.dtype].rtol,
             atol=TOLERANCES[spec.dtype].atol,
         )
     )
+
+
+def sequential_src(spec: MLPSpec) -> str:
+    """The equivalent nn.Sequential's layers without Identity, as a list literal: each Linear's
+    (in, out), each activation's module."""
+    layers = []
+    for i, shape in enumerate(zip(spec.widths[:-1], spec.widths[1:])):
+        act = ACTIVATIONS[spec.act if i < len(spec.widths) - 2 else spec.out_act].module_src
+        layers += [repr(shape)] + ([act] if act != "torch.nn.Identity()" else [])
+    return "[" + ", ".join(layers) + "]"
 
 
 def module_lines(spec: MLPSpec, configs) -> int:
