@@ -116,8 +116,8 @@ def format_literal(obj, indent: int = 0) -> str:
         if not obj:
             return "{}"
         items = sorted(obj.items(), key=lambda kv: (str(type(kv[0])), kv[0]))
-        if "strategy" in obj or all(not isinstance(v, dict) for _, v in items):  # a cell
-            return leaf_literal(items)
+        if "strategy" in obj or "command" in obj or all(not isinstance(v, dict) for _, v in items):
+            return leaf_literal(items)  # a cell, a GPU's provenance, a flat dict: one line
         body = "".join(
             f"{pad}{scalar_literal(k)}: {format_literal(v, indent + 4)},\n" for k, v in items
         )
