@@ -35,15 +35,15 @@ BIAS = True
 # a CUDA graph captures where another wins there; "default": the heuristic for other GPUs.
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 41.487, "eager_us": 9.532, "host_us": 5.449, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "us": 2.436},
-        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 60.685, "eager_us": 9.644, "host_us": 5.845, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "us": 2.672},
-        64: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 65.539, "eager_us": 9.932, "host_us": 5.276, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "us": 3.064},
-        256: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 63.506, "eager_us": 10.232, "host_us": 5.732, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.108},
-        1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 40.687, "eager_us": 10.81, "host_us": 5.815, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.256},
-        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 53.55, "eager_us": 11.85, "graph": {"block_k": 64, "block_m": 32, "block_n": 32, "chunk": 128, "kernel": "_k_rowblock_m32_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 5.144}, "host_us": 5.371, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 4.396},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 39.94, "eager_us": 16.328, "host_us": 5.827, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 6.276},
-        65536: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_us": 51.98, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 4, "pdl": True, "strategy": "stream", "us": 17.862},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 175.012, "kernel": "_k_stream_m64_n32_c64", "num_stages": 2, "num_warps": 4, "strategy": "stream", "us": 70.048},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 75.634, "eager_us": 9.104, "host_us": 10.979, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 2.984},
+        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 77.5, "eager_us": 9.316, "graph": {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "strategy": "cluster", "us": 3.464}, "host_us": 11.041, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.032},
+        64: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 75.441, "eager_us": 9.626, "host_us": 11.111, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 3.188},
+        256: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 73.608, "eager_us": 9.908, "graph": {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 4.056}, "host_us": 10.68, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.472},
+        1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 72.389, "eager_us": 10.46, "host_us": 11.217, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.232},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 73.759, "eager_us": 11.416, "graph": {"block_k": 64, "block_m": 32, "block_n": 32, "chunk": 128, "kernel": "_k_rowblock_m32_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 5.092}, "host_us": 10.922, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 4.47},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 73.285, "eager_us": 16.096, "host_us": 10.959, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 6.26},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_us": 51.96, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 4, "pdl": True, "strategy": "stream", "us": 17.768},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 174.848, "kernel": "_k_stream_m64_n32_c64", "num_stages": 2, "num_warps": 4, "strategy": "stream", "us": 71.236},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
@@ -60,7 +60,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 128,128,128 --act silu --dtype bf16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --trials 40 --seed 0 --timeout 120.0 --workers 1", "compile_seconds": 19.0, "cuda": "13.0", "date": "2026-12-02T18:18:07", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": 120.0, "torch": "2.11.0+cu130", "trials": 40, "triton": "3.6.0", "tuning_seconds": 56.0, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 128,128,128 --act silu --dtype bf16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-05T13:14:01", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 309, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": None, "triton": "3.6.0", "tuning_seconds": 60.5, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
