@@ -112,11 +112,17 @@ def long_plan(
 ) -> tuple[int, float, int, int] | None:
     """For a call of one_us GPU time (one call timed) of at least long_us / BURST: (calls a
     burst, about long_us of them; the spin before each, µs; warm-up bursts for warmup_ms;
-    bursts timed, as many as fit in rep_ms and at least 5). None for a shorter call."""
+    bursts timed, as many as fit in rep_ms and at least 5). None for a shorter call.
+    A host-bound call (host_us over one_us: a training step's autograd, say) launches slower
+    than the GPU runs it, so the spin must outlast the host's lead over the whole burst, or the
+    GPU would idle between calls and time the host."""
     if one_us * BURST < long_us:
         return None
     calls = min(BURST, math.ceil(long_us / one_us))
     spin_us = min(max(2 * calls * host_us, SPIN_US[0]), LONG_SPIN_US)
+    if host_us > one_us:
+        lead_us = calls * host_us - (calls - 1) * one_us  # when the burst's last launch is issued
+        spin_us = max(spin_us, min(2 * lead_us, SPIN_US[1]))
     each_ms = (spin_us + calls * one_us) / 1e3
     return calls, spin_us, int(warmup_ms / each_ms), max(5, int(rep_ms / each_ms))
 

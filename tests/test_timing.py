@@ -114,6 +114,10 @@ def test_a_long_call_is_timed_in_short_bursts_sized_from_one_call():
     # a spin twice a burst's host time where that is shorter
     assert timing.long_plan(200.0, 30.0, *budget)[:2] == (5, 300.0)
     assert timing.long_plan(124.0, 124.0, *budget) is None
+    # a host-bound call (a training step: 177 us of GPU work, 1 ms of host launches): the spin
+    # outlasts the host's lead over the burst, so the GPU never waits for a launch
+    calls, spin_us, _, n = timing.long_plan(177.0, 1000.0, *budget)
+    assert calls == 6 and spin_us >= calls * 1000.0 - (calls - 1) * 177.0 and n == 5
     assert timing.long_plan(125.0, 125.0, *budget)[0] == timing.BURST
 
 
@@ -134,3 +138,21 @@ def test_a_long_call_timed_on_the_quick_budget_takes_few_calls_and_the_same_time
     )
     assert quick.gpu_us == pytest.approx(full.gpu_us, rel=0.05), (quick, full)
     assert len(calls) <= 15 < n_full, (len(calls), n_full)
+
+
+@pytest.mark.gpu
+def test_a_host_bound_call_on_the_quick_budget_times_its_gpu_work_not_its_launches():
+    """200 us of GPU work launched after 1 ms of host work (a training step's autograd): the
+    quick budget's GPU time is the GPU work, as time_call's full budget measures it."""
+    cycles = int(timing.spin_cycles_per_us(torch.cuda.current_device()) * 200)
+
+    def call():
+        start = time.perf_counter()
+        while time.perf_counter() - start < 1e-3:
+            pass
+        torch.cuda._sleep(cycles)
+
+    quick = timing.time_call(
+        call, gpu=True, loops=3, loop_s=0.002, warmup_ms=5, rep_ms=10, long_us=1000.0
+    )
+    assert quick.host_us > 900 and quick.gpu_us == pytest.approx(200, rel=0.25), quick
