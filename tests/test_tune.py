@@ -1050,6 +1050,12 @@ def test_never_slower_uses_the_measured_spread():
     noisy = (TORCH, Measurement("ok", us=9.5, spread=0.08))
     assert never_slower(kernel, noisy) == noisy  # 5.5% is within its 8% spread
     assert never_slower(kernel, None) == kernel and never_slower(None, torch_) is None
+    # a host-bound training step (recorded on the H200, 1024,4096,1024 at 1024 rows): the
+    # kernels' host time is lower by the host's noise, their GPU time twice the torch path's
+    steps = (PERSIST_BEST, Measurement("ok", us=384.3, host_us=872.5, spread=0.01))
+    eager_step = (TORCH, Measurement("ok", us=177.3, host_us=976.4, spread=0.01))
+    assert steps[1].score * 1.02 < eager_step[1].score  # the score alone would take the kernels
+    assert never_slower(steps, eager_step) == eager_step
 
 
 def test_one_disturbed_sample_does_not_hand_a_bucket_to_the_torch_path():
