@@ -1037,16 +1037,17 @@ def median_measurement(ms: Sequence[Measurement]) -> Measurement:
 
 def never_slower(winner, eager):
     """The winner, or the torch path where a kernel does not beat it by more than the noise
-    (NOISE, or the larger spread of the two where that is larger) or takes more GPU time than it
-    beyond the noise: where host time sets the score (a training step's autograd, say), a kernel
-    that keeps the GPU busier loses wherever the host gets out of the way (a CUDA graph, a
-    faster CPU, work queued behind the call)."""
+    (NOISE, or the larger spread of the two where that is larger), or loses more GPU time to it
+    than it gains in score: where host time sets the score (a training step's autograd, say), a
+    kernel that keeps the GPU busier is slower wherever the host gets out of the way (a CUDA
+    graph, a faster CPU), so it wins only where its worse case is the torch path's better one."""
     if winner is None or eager is None or winner[0].strategy == "torch":
         return winner
     (_, m), (tc, tm) = winner, eager
     margin = max(NOISE, m.spread or 0.0, tm.spread or 0.0)
-    gpu_ok = m.us is None or tm.us is None or m.us <= tm.us * (1 + margin)
-    return winner if m.score * (1 + margin) < tm.score and gpu_ok else (tc, tm)
+    gain = tm.score / m.score  # > 1 + margin: faster per call
+    gpu_loss = 1.0 if m.us is None or tm.us is None else m.us / tm.us
+    return winner if gain > 1 + margin and gpu_loss < gain else (tc, tm)
 
 
 def recheck(result: BucketResult, measure: Measure, rounds: int, study=None) -> None:
