@@ -266,9 +266,9 @@ def ablation(
         f"{HIDDEN_WEIGHT:g} times the smaller) on the log's own numbers. The search's seeds "
         "are the heuristic "
         "default, the torch path and the best configs of the neighbouring buckets of the same "
-        "search, none drawn from a log; the climb's settings (tune.POLISH_SHARE, POLISH_BAND) "
-        "were chosen on the headline log's replay, so the narrow and wide logs are the "
-        "held-out ones."
+        "search, none drawn from a log, then one random config of each launch kind not yet "
+        "measured; the climb's settings (tune.POLISH_SHARE, POLISH_BAND) and that draw were "
+        "chosen on the headline log's replay, so the narrow and wide logs are the held-out ones."
     )
     held_out = {
         "title": "Held-out replay: the tuner's search per spec and bucket",

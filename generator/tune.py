@@ -22,9 +22,11 @@ kernel or another space are never mixed in.
   budget, or with `exhaustive`. Either way the heuristic default, this GPU's previous winners
   and the torch path are measured first: no seed is fitted to a GPU's measurements.
 - Otherwise each step enqueues the most promising untried candidate it can name -- the best
-  config of a neighbouring bucket, then (for a bucket's first LOCAL_STEPS measurements) a
-  neighbour of this bucket's best, one field one step away -- and leaves the rest to a seeded
-  TPE sampler over ordinal parameters. Small budgets profit from the local steps (tile-size
+  config of a neighbouring bucket, then one config drawn at random from each launch kind not
+  yet measured in the bucket (a kind of few configs, such as stream's TMA tiles, is otherwise
+  easily never proposed), then (for a bucket's first LOCAL_STEPS measurements) a neighbour of
+  this bucket's best, one field one step away -- and leaves the rest to a seeded TPE sampler
+  over ordinal parameters. Small budgets profit from the local steps (tile-size
   landscapes are smooth near the default), larger ones from TPE's global view. A budget's last
   POLISH_SHARE (at least POLISH_STEPS) measurements climb: untried neighbours of the best
   config of each launch kind (a strategy; stream's TMA tiles apart, a kernel and launch of
@@ -700,11 +702,12 @@ class Driver:
         return [self.best[b.name][1] for b in near if b.name in self.best]
 
     def guess(self, bucket: Bucket, known, busy) -> KernelConfig | None:
-        """What to measure next before asking the sampler: a neighbouring bucket's best, or
-        an untried neighbour of this bucket's best (one field one step away in its domain)
-        in its first LOCAL_STEPS measurements, or of its winner (polish) in the budget's last
-        POLISH_STEPS; None lets TPE propose (in between, and once those neighbourhoods are
-        exhausted; always with the random sampler)."""
+        """What to measure next before asking the sampler: a neighbouring bucket's best, a
+        random config of a launch kind not yet measured here, an untried neighbour of this
+        bucket's best (one field one step away in its domain) in its first LOCAL_STEPS
+        measurements, or of its winner (polish) in the budget's last POLISH_STEPS; None lets
+        TPE propose (in between, and once those neighbourhoods are exhausted; always with the
+        random sampler)."""
         if bucket.sampler == "random":
             return None
         left = set(self.remaining(bucket, known, busy))
@@ -714,14 +717,19 @@ class Driver:
         measured = sum(1 for c in known if c in bucket.space)
         if left and measured >= bucket.target - polish_steps(bucket.target):
             return self.polish(bucket, known, left)
-        if not left or measured >= LOCAL_STEPS:
-            return None
         best = self.best.get(bucket.name)
-        if best is None:
-            return None
-        near = bucket.encoding.neighbours(best[1])
-        near = [c for c in near if c in left]
-        return self.rng.choice(near) if near else None
+        if left and best is not None and measured < LOCAL_STEPS:
+            near = [c for c in bucket.encoding.neighbours(best[1]) if c in left]
+            if near:
+                return self.rng.choice(near)
+        kinds = {dispatch.launch_kind(c.to_dict()) for c in known if c in bucket.space}
+        untried = sorted({dispatch.launch_kind(c.to_dict()) for c in left} - kinds)
+        if untried:  # one config of each launch kind not yet measured here, drawn at random
+            kind = untried[0]
+            return self.rng.choice(
+                sorted((c for c in left if dispatch.launch_kind(c.to_dict()) == kind), key=str)
+            )
+        return None
 
     def polish(self, bucket: Bucket, known, left: set) -> KernelConfig | None:
         """An untried neighbour of one of the bucket's local optima so far: the best config

@@ -1701,3 +1701,23 @@ def test_a_quick_measurement_asks_the_worker_for_the_quick_budget(tmp_path):
         m.quick = quick
         assert m(64, DEFAULT).us == 1.0
     assert [task[5] for task in seen] == [True, False]
+
+
+def test_a_launch_kind_of_few_configs_is_measured(production_table):
+    """stream's TMA tiles are four configs of the headline's 65536-row space, behind a flag
+    whose other settings are dominated: TPE, learning that the flag is mostly infeasible, and
+    the local steps rarely reach them. After the local steps the search draws one config of
+    each launch kind not yet measured, so a search of 16 measurements finds the kind that is
+    fastest here (a landscape where every TMA tile takes half the others' time)."""
+
+    def fast_tma(bucket, c):
+        us = 50.0 if c.tma else 100.0 + (c.block_m or 0) / 64
+        return Measurement("ok", us=100.0 if c.strategy == "torch" else us, err=1e-3)
+
+    for seed in range(5):
+        rec = Recorder(fast_tma)
+        options = TuneOptions(buckets=(65536,), trials=16, seed=seed, recheck=0, share=False)
+        hopper = Job(SPEC, KEY_A, options, max_shared=232448)  # an H200's shared memory
+        results = search(hopper, [rec], memory(), quiet())
+        assert any(c.tma for _, c in rec.calls), [str(c) for _, c in rec.calls]
+        assert results[65536].winner[0].tma
