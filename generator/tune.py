@@ -660,6 +660,12 @@ class Shared:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+@functools.cache
+def kind_of(config: KernelConfig) -> str:
+    """dispatch.launch_kind of a config, cached: a search step asks it of every candidate left."""
+    return dispatch.launch_kind(config.to_dict())
+
+
 class Driver:
     """One worker: serves every bucket round-robin, one trial at a time, with one measure."""
 
@@ -722,13 +728,10 @@ class Driver:
             near = [c for c in bucket.encoding.neighbours(best[1]) if c in left]
             if near:
                 return self.rng.choice(near)
-        kinds = {dispatch.launch_kind(c.to_dict()) for c in known if c in bucket.space}
-        untried = sorted({dispatch.launch_kind(c.to_dict()) for c in left} - kinds)
+        kinds = {kind_of(c) for c in known if c in bucket.space}
+        untried = sorted({kind_of(c) for c in left} - kinds)
         if untried:  # one config of each launch kind not yet measured here, drawn at random
-            kind = untried[0]
-            return self.rng.choice(
-                sorted((c for c in left if dispatch.launch_kind(c.to_dict()) == kind), key=str)
-            )
+            return self.rng.choice(sorted((c for c in left if kind_of(c) == untried[0]), key=str))
         return None
 
     def polish(self, bucket: Bucket, known, left: set) -> KernelConfig | None:
@@ -744,7 +747,7 @@ class Driver:
         tops = {}
         for c, m in ok:
             if m.score <= ok[0][1].score * (1 + POLISH_BAND):
-                tops.setdefault(dispatch.launch_kind(c.to_dict()), c)
+                tops.setdefault(kind_of(c), c)
         centres = list(tops.values())
         turn = self.turns.get(bucket.name, 0)
         self.turns[bucket.name] = turn + 1
