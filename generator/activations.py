@@ -31,8 +31,7 @@ def _ptx(*lines: str, **constants: float) -> tuple[str, ...]:
 class Activation:
     name: str
     torch_fn: Callable[[torch.Tensor], torch.Tensor]
-    torch_src: str  # torch_fn as source, for the standalone generated module
-    module_src: str  # the nn.Module a user's nn.Sequential would hold, as source
+    module_src: str  # the nn.Module a user's nn.Sequential would hold, as source (the module's)
     # dL/dz from g = dL/d act(z) and z (the pre-activation), by aten's own backward ops, so the
     # gradients are eager autograd's (mlpgen.runtime.op's torch backward)
     grad_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -67,11 +66,10 @@ class Activation:
 ACTIVATIONS: dict[str, Activation] = {
     a.name: a
     for a in (
-        Activation("none", lambda x: x, "x", "torch.nn.Identity()", lambda g, z: g),
+        Activation("none", lambda x: x, "torch.nn.Identity()", lambda g, z: g),
         Activation(
             "relu",
             F.relu,
-            "torch.relu(x)",
             "torch.nn.ReLU()",
             lambda g, z: torch.ops.aten.threshold_backward(g, z, 0),
             grad_of_output=True,
@@ -79,7 +77,6 @@ ACTIVATIONS: dict[str, Activation] = {
         Activation(
             "leaky_relu",
             F.leaky_relu,
-            "torch.nn.functional.leaky_relu(x)",
             "torch.nn.LeakyReLU()",
             lambda g, z: torch.ops.aten.leaky_relu_backward(g, z, 0.01, False),
             grad_of_output=True,
@@ -87,7 +84,6 @@ ACTIVATIONS: dict[str, Activation] = {
         Activation(
             "gelu",
             F.gelu,
-            "torch.nn.functional.gelu(x)",
             "torch.nn.GELU()",
             lambda g, z: torch.ops.aten.gelu_backward(g, z),
             # the module's erf fit (_gelu): z = x / sqrt 2, erf(z) ~ tanh(z (a + b z^2 + c z^4))
@@ -106,7 +102,6 @@ ACTIVATIONS: dict[str, Activation] = {
         Activation(
             "gelu_tanh",
             lambda x: F.gelu(x, approximate="tanh"),
-            'torch.nn.functional.gelu(x, approximate="tanh")',
             'torch.nn.GELU(approximate="tanh")',
             lambda g, z: torch.ops.aten.gelu_backward(g, z, approximate="tanh"),
             # tanh(x (k + k 0.044715 x^2)) with k = sqrt(2 / pi)
@@ -121,7 +116,6 @@ ACTIVATIONS: dict[str, Activation] = {
         Activation(
             "silu",
             F.silu,
-            "torch.nn.functional.silu(x)",
             "torch.nn.SiLU()",
             lambda g, z: torch.ops.aten.silu_backward(g, z),
             # x sigmoid(x) = h + h tanh(h), h = x / 2
@@ -133,7 +127,6 @@ ACTIVATIONS: dict[str, Activation] = {
         Activation(
             "sigmoid",
             torch.sigmoid,
-            "torch.sigmoid(x)",
             "torch.nn.Sigmoid()",
             lambda g, z: torch.ops.aten.sigmoid_backward(g, torch.sigmoid(z)),
             # (1 + tanh(x / 2)) / 2
@@ -147,7 +140,6 @@ ACTIVATIONS: dict[str, Activation] = {
         Activation(
             "tanh",
             torch.tanh,
-            "torch.tanh(x)",
             "torch.nn.Tanh()",
             lambda g, z: torch.ops.aten.tanh_backward(g, torch.tanh(z)),
             ("tanh.approx.f16x2 $0, $1;",),

@@ -398,6 +398,29 @@ def remap_state_dict(state_dict: dict, prefix: str, linear_names: list[str]) -> 
 # Whole models
 
 
+class ModuleAdoption:
+    """What a generated module's FusedMLP takes from mlpgen (its `_mlpgen("mlpgen.adopt")`):
+    from_module's walk of a model's layers and the load_state_dict key renaming."""
+
+    def __init__(self, ns: dict):
+        self.ns = ns
+
+    def linears(self, module: nn.Module) -> list[nn.Linear]:
+        """adopted_linears for this module's layers."""
+        ns = self.ns
+        owner, name, dtype = ns["__name__"], ns["NAME"], ns["SPEC"]["dtype"]
+        return adopted_linears(module, ns["_SEQUENTIAL"], ns["BIAS"], owner, name, dtype)
+
+    def remap(self, state_dict: dict, prefix: str) -> None:
+        """remap_state_dict to this module's layer names."""
+        remap_state_dict(state_dict, prefix, self.ns["_LINEAR_NAMES"])
+
+
+def attach(ns: dict) -> ModuleAdoption:
+    """The adoption helpers of a generated module (its globals `ns`)."""
+    return ModuleAdoption(ns)
+
+
 @dataclass
 class Replaced:
     path: str  # the submodule's name in the model

@@ -276,8 +276,6 @@ def render_module(
             generate_command=generate_command(spec).replace(
                 f"--dtype {spec.dtype}", "--dtype {other}"
             ),
-            act_src=ACTIVATIONS[spec.act].torch_src,
-            out_act_src=ACTIVATIONS[spec.out_act].torch_src,
             sequential_src=sequential_src(spec),
             clusters="cluster" in strategies,
             register_op=op,

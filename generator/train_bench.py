@@ -34,6 +34,7 @@ from mlpgen.bench import (
     capture,
     clone,
 )
+from mlpgen.runtime.train import training_of
 from mlpgen.spec import MLPSpec
 from mlpgen.verify import Check, check
 
@@ -174,7 +175,7 @@ class TrainModels(Models):
         probe = torch.empty(1, self.spec.widths[0], dtype=self.weights[0].dtype, device=device)
         env = {
             "backward": {
-                str(b): "torch" if mod._train_config(b, probe) is None else "kernels"
+                str(b): "torch" if training_of(mod).config(b, probe) is None else "kernels"
                 for b in batches
             }
         }

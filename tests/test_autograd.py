@@ -11,7 +11,9 @@ from conftest import assert_matches
 
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import entry
+from mlpgen.runtime import train
 from mlpgen.runtime.op import op_launch, size_hint
+from mlpgen.runtime.train import training_of
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import STRATEGIES
 from mlpgen.verify import random_problem, reference
@@ -76,7 +78,7 @@ def test_training_grads_match_eager_sequential(load_generated, monkeypatch, spec
     for inputs with leading batch dimensions."""
     mod, _ = load_generated(spec)
     forwards = []
-    training = mod._training()
+    training = training_of(mod)
     real = training.train_forward
     monkeypatch.setattr(training, "train_forward", lambda *a: forwards.append(1) or real(*a))
     dtype = mod.DTYPE
@@ -101,8 +103,8 @@ def test_paths_inference_training_and_frozen(load_generated, monkeypatch):
     mod, _ = load_generated(MLPSpec((8, 16, 4), dtype="fp32"))
     fused = mod.FusedMLP()
     applied = []
-    real = mod._MLPFunction.apply
-    monkeypatch.setattr(mod._MLPFunction, "apply", lambda *a: applied.append(1) or real(*a))
+    real = train._Function.apply
+    monkeypatch.setattr(train._Function, "apply", lambda *a: applied.append(1) or real(*a))
     x = torch.randn(3, 8)
     with torch.no_grad():
         assert fused(x).grad_fn is None

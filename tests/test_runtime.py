@@ -17,6 +17,7 @@ from conftest import assert_matches
 from mlpgen import runtime
 from mlpgen.runtime import lanes, native
 from mlpgen.runtime.lanes import ModuleRuntime
+from mlpgen.runtime.train import training_of
 from mlpgen.spec import MLPSpec
 
 SPEC = MLPSpec((20, 33, 7), act="gelu", dtype="fp32")
@@ -555,12 +556,16 @@ def test_each_lane_names_the_triton_releases_it_supports(lane):
 
 def test_attach_gives_a_runtime_or_the_reason(load_generated, monkeypatch):
     mod, _ = load_generated(SPEC)
+    monkeypatch.setattr(mod, "_INTERPRET", False)
     monkeypatch.setattr(triton, "__version__", "3.6.0")
-    assert isinstance(runtime.attach(vars(mod)), ModuleRuntime)
+    assert isinstance(runtime.attach(vars(mod))[0], ModuleRuntime)
+    monkeypatch.setattr(mod, "_INTERPRET", True)  # the interpreter launches by the public API
+    assert runtime.attach(vars(mod)) == (None, None)
+    monkeypatch.setattr(mod, "_INTERPRET", False)
     monkeypatch.setattr(triton, "__version__", "3.99.0")
-    assert (
-        runtime.attach(vars(mod))
-        == "mlpgen.runtime's direct launch supports triton 3.6, not 3.99.0"
+    assert runtime.attach(vars(mod)) == (
+        None,
+        "mlpgen.runtime's direct launch supports triton 3.6, not 3.99.0",
     )
     with pytest.raises(ValueError, match="unknown lane"):
         runtime.unsupported("warp")
@@ -669,7 +674,7 @@ def test_training_launches_take_the_runtime_on_a_gpu_only(load_generated, monkey
     from mlpgen.training import TrainConfig
 
     mod, _ = load_generated(SPEC)
-    training = mod._training()
+    training = training_of(mod)
     monkeypatch.setattr(training, "swap", lambda device: None)  # no GPU to ask
     cfg = TrainConfig(**TRAIN_TILES, num_warps=2, num_stages=3).to_dict()
     rt = attach(mod, monkeypatch)
@@ -817,7 +822,7 @@ def test_direct_training_launches_run_the_binary_triton_would_pick(
     mod, _ = load_generated(spec)
     attach(mod, monkeypatch)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)  # CUDA_X's device
-    training = mod._training()
+    training = training_of(mod)
     monkeypatch.setattr(training, "swap", lambda device: None)  # no GPU to ask
     kernels = {n: TrainKernel(getattr(training.kernels, n)) for n in kernel_names(spec)}
     for name, kernel in kernels.items():

@@ -14,6 +14,8 @@ import torch
 from mlpgen.bench import BY_NAME
 from mlpgen.emit import entry, read_module, write_module
 from mlpgen.measure import Measurement
+from mlpgen.runtime import train
+from mlpgen.runtime.train import training_of
 from mlpgen.selfcheck import load_module
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.train_bench import TrainModels
@@ -150,10 +152,10 @@ def test_the_torch_backward_stays_unless_a_kernel_beats_it_beyond_the_noise(
     assert prov["default"]["train"]["trials"] == 6
     mod = load_module(path)
     x = torch.empty(1024, 64)
-    got = mod._train_config(1024, x)  # what the module's training step runs at this bucket
+    got = training_of(mod).config(1024, x)  # what the module's training step runs at this bucket
     assert got is None if not kernels_win else TrainConfig.from_dict(got) == train_choice(stored)
     if not kernels_win:  # a training step at the bucket is eager's: the torch path, autograd
-        monkeypatch.setattr(mod, "_MLPFunction", None)  # any use of it fails
+        monkeypatch.setattr(train._Function, "apply", None)  # any use of it fails
         xg = torch.randn(16, 64, requires_grad=True)
         y = mod.FusedMLP()(xg)
         y.sum().backward()
@@ -208,7 +210,7 @@ def test_end_to_end_a_wrong_gradient_is_rejected_and_the_module_trains_right(tmp
     # the module is loaded here, ahead of the search, to corrupt a config's step
     path = write_module(tmp_path / "tiny.py", TINY, buckets=(4, 20))
     bad = default_for(TINY, 20)
-    training = tuned_module(str(path))._training()
+    training = training_of(tuned_module(str(path)))
     real = training.train_backward
 
     def corrupt(gy, x, y, hs, zs, weights, cfg, *args, **kw):
@@ -238,7 +240,7 @@ def test_end_to_end_a_wrong_gradient_is_rejected_and_the_module_trains_right(tmp
         stored = tuned["default"][b]["train"]
         assert train_choice(stored) not in (bad, TORCH_BACKWARD)
         x, weights, biases = random_problem(TINY, b + 3, seed=b)
-        assert trained._train_config(b + 3, x) == stored  # what the step below runs
+        assert training_of(trained).config(b + 3, x) == stored  # what the step below runs
         models = TrainModels(TINY, trained, weights, biases)
         got = models.prepare(BY_NAME["mlpgen"], x, lambda: None)
         verdict = models.verdict(got.output(), models.expected(x))

@@ -134,8 +134,8 @@ def test_a_module_carries_no_training_kernels():
     """The training kernels live in mlpgen (runtime.train); the module only asks for them."""
     text = render(NARROW, {"default": default_table(NARROW)}, {})
     defined = {f.name for f in ast.parse(text).body if isinstance(f, ast.FunctionDef)}
-    assert not {n for n in defined if n.startswith("train_")} and "_training" in defined
-    assert "from mlpgen.runtime.train import attach" in text
+    assert not {n for n in defined if n.startswith("train_")}
+    assert '_mlpgen("mlpgen.runtime.train")' in text
 
 
 def test_the_kernels_file_is_written_once_and_imported_once(monkeypatch, tmp_path):
@@ -240,7 +240,7 @@ def train_step(mod, spec, m, device="cpu"):
 @pytest.mark.parametrize("spec, m, cfg", TRAIN_CASES, ids=lambda c: getattr(c, "name", None))
 def test_kernel_gradients_match_eager(load_generated, monkeypatch, spec, m, cfg):
     mod, _ = load_generated(spec)
-    training = mod._training()
+    training = train.training_of(mod)
     if cfg is not None:
         monkeypatch.setattr(training, "default", {1: cfg.to_dict()})
     ran = []  # the config each training step ran with
@@ -274,7 +274,7 @@ def test_split_weight_gradient_is_deterministic_and_reads_the_tuned_cell(load_ge
     for cell in mod.TUNED["default"].values():
         cell["train"] = cfg
     mod._forget_dispatch()
-    assert mod._train_config(37, torch.empty(0)) == cfg
+    assert train.training_of(mod).config(37, torch.empty(0)) == cfg
     _, _, _, first = train_step(mod, spec, 37)
     _, _, _, again = train_step(mod, spec, 37)
     for a, b in zip(first, again):
@@ -303,7 +303,7 @@ def test_parameter_only_gradients(load_generated, monkeypatch, fused):
     spec = MLPSpec((10, 19, 6), act="silu", out_act="tanh", dtype="fp32", bias=False)
     mod, _ = load_generated(spec)
     cfg = TrainConfig(**TILES, fused=fused).to_dict()
-    monkeypatch.setattr(mod._training(), "default", {1: cfg})
+    monkeypatch.setattr(train.training_of(mod), "default", {1: cfg})
     fused_mlp = mod.FusedMLP.from_module(sequential(spec.widths, "silu", "tanh", bias=False))
     x = torch.randn(13, 10)
     dy = torch.randn(13, 6)
@@ -328,13 +328,13 @@ def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
     def on(key, m=37):
         monkeypatch.setattr(mod, "gpu_key", lambda device=None: key)
         mod._forget_dispatch()
-        return mod._train_config(m, x)
+        return train.training_of(mod).config(m, x)
 
     with pytest.warns(UserWarning, match="no tuned configs"):
-        assert on("other|sm90|1") == mod.pick_cell(mod._training().default, 37)
+        assert on("other|sm90|1") == mod.pick_cell(train.training_of(mod).default, 37)
     assert on("tuned|sm90|1") is None
     monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
-    assert on("tuned|sm90|1") == mod.pick_cell(mod._training().default, 37)
+    assert on("tuned|sm90|1") == mod.pick_cell(train.training_of(mod).default, 37)
     monkeypatch.delenv("MLPGEN_TRAIN_KERNELS")
     for cell in cells.values():
         cell["train"] = cfg
@@ -343,16 +343,16 @@ def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
         cell["train"] = {"backward": "torch"}
     assert on("tuned|sm90|1") is None
     monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "0")
-    assert on("other|sm90|1") is None and not mod._training().by_kernels(x)
+    assert on("other|sm90|1") is None and not train.training_of(mod).by_kernels(x)
     # untuned, fp32 trains by torch ops on a GPU (tf32 kernels run only where a search verified)
     monkeypatch.delenv("MLPGEN_TRAIN_KERNELS")
     fp32, _ = load_generated(MLPSpec((6, 9, 4), act="tanh", dtype="fp32"))
     monkeypatch.setattr(fp32, "gpu_key", lambda device=None: "other|sm90|1")
     x32 = SimpleNamespace(is_cuda=True, dtype=torch.float32, device=None)
     with pytest.warns(UserWarning, match="no tuned configs"):
-        assert fp32._train_config(37, x32) is None
-    want = fp32.pick_cell(fp32._training().default, 37)
-    assert fp32._train_config(37, torch.empty(37, 6)) == want
+        assert train.training_of(fp32).config(37, x32) is None
+    want = fp32.pick_cell(train.training_of(fp32).default, 37)
+    assert train.training_of(fp32).config(37, torch.empty(37, 6)) == want
 
 
 def saved_bytes(run):
@@ -393,7 +393,7 @@ def test_a_recomputing_config_saves_only_x_and_the_parameters(load_generated, mo
     spec = MLPSpec((12, 40, 40, 6), act="gelu", dtype="fp32")
     mod, _ = load_generated(spec)
     config = TrainConfig(**TILES, recompute=True)
-    monkeypatch.setattr(mod._training(), "default", {1: config.to_dict()})
+    monkeypatch.setattr(train.training_of(mod), "default", {1: config.to_dict()})
     fused = mod.FusedMLP.from_module(sequential(spec.widths, spec.act, spec.out_act))
     x = torch.randn(37, 12, requires_grad=True)
     kept = {
@@ -445,7 +445,7 @@ def test_gpu_gradients_match_eager(load_generated, train_kernels, spec, m):
     as far as eager's own)."""
     mod, _ = load_generated(spec)
     fused, x, dy, got = train_step(mod, spec, m, "cuda")
-    assert mod._training().by_kernels(x)
+    assert train.training_of(mod).by_kernels(x)
     check_grads(spec, got, fused, x, dy)
 
 
@@ -464,7 +464,7 @@ def test_gpu_training_kernels_launch_directly(load_generated, train_kernels, mon
     spec = MLPSpec((64, 96, 33), act="gelu", dtype="fp16")
     mod, _ = load_generated(spec)
     cfg = TrainConfig(block_m=32, block_n=32, block_k=32, split=8, fused=fused).to_dict()
-    monkeypatch.setattr(mod._training(), "default", {1: cfg})
+    monkeypatch.setattr(train.training_of(mod), "default", {1: cfg})
     assert (mod._RT is not None) == (runtime.unsupported() is None)
 
     def step(m):
@@ -504,7 +504,7 @@ def test_gpu_compiled_training_step_runs_the_backward_op(load_generated, monkeyp
     spec = MLPSpec((64, 96, 33), act="gelu", dtype="fp16")
     mod, _ = load_generated(spec)
     cfg = TrainConfig(block_m=32, block_n=32, block_k=32, split=split).to_dict()
-    monkeypatch.setattr(mod._training(), "default", {1: cfg})
+    monkeypatch.setattr(train.training_of(mod), "default", {1: cfg})
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
     torch._dynamo.reset()
     fused = mod.FusedMLP.from_module(sequential(spec.widths, "gelu").cuda())
@@ -529,6 +529,6 @@ def test_gpu_torch_backward_is_eagers_step(load_generated, monkeypatch):
     cells = {b: {**c, "train": {"backward": "torch"}} for b, c in mod.TUNED["default"].items()}
     monkeypatch.setattr(mod, "TUNED", {**mod.TUNED, key: cells})
     mod._forget_dispatch()
-    monkeypatch.setattr(mod, "_MLPFunction", None)  # any use of it fails
+    monkeypatch.setattr(train._Function, "apply", None)  # any use of it fails
     fused, x, dy, got = train_step(mod, spec, 1000, "cuda")
     check_grads(spec, got, fused, x, dy)

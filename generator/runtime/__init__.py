@@ -23,11 +23,12 @@ __all__ = ["LANES", "attach", "triton_version", "unsupported"]
 
 
 def attach(namespace: dict):
-    """The runtime of one generated module (its globals), or a string saying why it has none:
-    the module then launches through triton's public API."""
+    """(the runtime of one generated module (its globals), None), or (None, why it has none):
+    the module then launches through triton's public API. Under the interpreter, which launches
+    by triton's public API anyway, the reason is only a triton the runtime does not know."""
     reason = unsupported("direct")
-    if reason is not None:
-        return reason
+    if reason is not None or namespace["_INTERPRET"]:
+        return None, reason
     from mlpgen.runtime.lanes import ModuleRuntime
 
-    return ModuleRuntime(namespace)
+    return ModuleRuntime(namespace), None

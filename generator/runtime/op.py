@@ -1,6 +1,6 @@
 """A generated module's torch.compile custom op: its forward and backward as torch.library
 triton_ops, so that torch.compile(fullgraph=True) sees one op (and CUDA-graph capture of a whole
-training step works). `register(ns)` makes them from the module's globals `ns` (its rules,
+training step works). `attach(ns)` makes them from the module's globals `ns` (its rules,
 kernels, launches and training functions) once per process and module source. A module without
 mlpgen registers none: torch.compile then traces its mlp() itself."""
 
@@ -77,7 +77,7 @@ def source_hash(ns) -> str:
     return hashlib.sha256((source or repr((ns["SPEC"], ns["TUNED"]))).encode()).hexdigest()[:8]
 
 
-def register(ns):
+def attach(ns):
     """(qualified name, OpOverload, the backward's OpOverload) of the module's triton_ops,
     registered once per process and module source (importing the same file again reuses them);
     Nones on a torch without triton_op (< 2.6)."""
@@ -116,12 +116,13 @@ def register(ns):
         elsewhere, like fused_op (the interpreter cannot run a kernel on the fake tensors that
         tracing passes)."""
         weights, biases = split(params)
-        cfg = ns["_train_config"](size_hint(x.shape[0]), x) if x.is_cuda else None
+        training = ns["_mlpgen"]("mlpgen.runtime.train")
+        cfg = training.config(size_hint(x.shape[0]), x) if x.is_cuda else None
         if cfg is None:
             dx, grads = torch_gradients(ns, gy, x, params)
             return [dx, *grads]
         launch = traced_launcher(x, cfg["num_warps"], cfg["num_stages"])
-        dx, grads = ns["_training"]().gradients(gy, x, weights, biases, cfg, launch)
+        dx, grads = training.gradients(gy, x, weights, biases, cfg, launch)
         return [dx, *grads]
 
     def setup_context(ctx, inputs, output):

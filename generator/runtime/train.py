@@ -1,12 +1,12 @@
 """The training kernels of a generated module, kept in the package rather than in the module.
 
-A module's `_training()` asks `attach(globals())` for its Training object on its first training
-call. That renders templates/training.j2 for the module's SPEC (both kernel families, the
-helpers they call), writes the source once to a cache file named by its hash (triton reads a
-kernel's source from its file), imports it, and launches its kernels for the module's autograd
-function and its torch.compile op: through mlpgen.runtime's direct launch where the module has
-it (`_RT`), else triton's public API. Without mlpgen the module trains as eager does (its torch
-path under autograd).
+A module's `_mlpgen("mlpgen.runtime.train")` asks `attach(globals())` for its Training object on
+its first training call (`training_of(module)` from outside). That renders templates/training.j2
+for the module's SPEC (both kernel families, the helpers they call), writes the source once to a
+cache file named by its hash (triton reads a kernel's source from its file), imports it, and
+launches its kernels for the module's autograd function and its torch.compile op: through
+mlpgen.runtime's direct launch where the module has it (`_RT`), else triton's public API. Without
+mlpgen the module trains as eager does (its torch path under autograd).
 
 Layer l computes Z_l = H_{l-1} W_l^T + b_l and H_l = act(Z_l) (H_{-1} = x, H_{L-1} = y). The
 backward carries dZ_l = dH_l * act'(Z_l) down the layers (dH_{l-1} = dZ_l W_l) and forms
@@ -83,6 +83,11 @@ def load_kernels(spec: MLPSpec):
 def attach(ns: dict) -> Training:
     """The Training object of a generated module (its globals `ns`)."""
     return Training(ns)
+
+
+def training_of(module) -> Training | None:
+    """A loaded generated module's Training object (None where its mlpgen import failed)."""
+    return module._mlpgen(__name__)
 
 
 def _cdiv(a, b):
@@ -167,6 +172,14 @@ class Training:
         )
 
     # -- the autograd function's forward and backward ----------------------------------------
+
+    def apply(self, x, weights, biases) -> torch.Tensor:
+        """y for a contiguous [M, in] x that autograd differentiates: by the training kernels of
+        config(M), or where that is None by the module's torch path (eager's ops, eager's step)."""
+        cfg = self.config(x.shape[0], x)
+        if cfg is None:
+            return self.ns["reference"](x, weights, biases)
+        return _Function.apply(self, cfg, x, *self.ns["_join"](weights, biases))
 
     def forward(self, x, weights, biases, cfg) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """(y, what the backward needs saved) of a training call with config cfg, for a
@@ -299,3 +312,29 @@ class Training:
             grid = (_cdiv(o.numel(), REDUCE_BLOCK), 1)
             launch((k.train_reduce, (o.numel(), REDUCE_BLOCK)), grid, [part, o, splits], 0)
         return dx, grads
+
+
+class _Function(torch.autograd.Function):
+    """Training by a module's kernels (Training.apply): the forward saves what the backward
+    kernels need."""
+
+    @staticmethod
+    def forward(ctx, training, cfg, x, *params):
+        ctx.training, ctx.cfg = training, cfg
+        weights, biases = training.ns["_split"]([p.detach() for p in params])
+        y, saved = training.forward(x.detach(), weights, biases, cfg)
+        ctx.save_for_backward(x, *saved)
+        return y
+
+    @staticmethod
+    def backward(ctx, gy):
+        if torch.is_grad_enabled():
+            raise RuntimeError(
+                f"{ctx.training.ns['__name__']}: double backward (create_graph=True) is not "
+                f"supported by the training kernels; for higher-order gradients use "
+                f"FusedMLP.to_module()'s nn.Sequential"
+            )
+        x, *saved = ctx.saved_tensors
+        needs = ctx.needs_input_grad[2:]
+        gx, grads = ctx.training.backward(gy.contiguous(), x, saved, ctx.cfg, needs)
+        return None, None, gx, *grads
