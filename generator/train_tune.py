@@ -60,6 +60,8 @@ from mlpgen.training import (
     TrainChoice,
     TrainConfig,
     default_for,
+    one_pass_fits,
+    one_pass_for,
     train_choice,
     train_layers,
 )
@@ -109,14 +111,17 @@ class TrainSpace:
 def train_space(spec: MLPSpec, bucket: int) -> TrainSpace:
     """DOMAIN's points for `bucket`: row tiles no taller than it needs, column tiles no wider
     than the widest layer needs, and splits of the weight gradient's rows of at least
-    MIN_SPLIT_ROWS rows whose fp32 partials fit MAX_WORKSPACE (as default_for takes them)."""
+    MIN_SPLIT_ROWS rows whose fp32 partials fit MAX_WORKSPACE (as default_for takes them);
+    one_pass where its registers fit the config's warps."""
     tall = max(MIN_DOT, next_pow2(bucket))
     wide = max(MIN_DOT, next_pow2(max(spec.widths)))
     params = sum(layer.n * (layer.k + 1) for layer in train_layers(spec))
     splits = max(1, min(bucket // MIN_SPLIT_ROWS, MAX_WORKSPACE // (4 * params)))
     fit = {"block_m": tall, "block_n": wide, "block_k": wide, "split": splits}
+    fit["one_pass"] = int(any(one_pass_fits(spec, w) for w in DOMAIN["num_warps"]))
     fields = {n: tuple(v for v in vs if v <= fit.get(n, v)) for n, vs in DOMAIN.items()}
     configs = (TrainConfig(**dict(zip(fields, p))) for p in itertools.product(*fields.values()))
+    configs = (c for c in configs if not c.one_pass or one_pass_fits(spec, c.num_warps))
     return TrainSpace(bucket, fields, (TORCH_BACKWARD, *configs))
 
 
@@ -312,9 +317,10 @@ class TrainBucket:
 
 
 def firsts(spec: MLPSpec, bucket: int, previous: dict) -> list[TrainChoice]:
-    """Measured first: the torch backward, default_for and this GPU's earlier train winner of
-    the bucket."""
+    """Measured first: the torch backward, default_for, its one_pass form where the spec fits
+    it, and this GPU's earlier train winner of the bucket."""
     out = [TORCH_BACKWARD, default_for(spec, bucket)]
+    out += [c for c in [one_pass_for(spec, bucket)] if c is not None]
     if "train" in previous.get(bucket, {}):
         out.append(train_choice(previous[bucket]["train"]))
     return list(dict.fromkeys(out))

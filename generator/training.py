@@ -28,8 +28,9 @@ DOMAIN = {
     "split": (1, 2, 4, 8, 16, 32, 64, 128, 256),
     "fused": (0, 1),
     "recompute": (0, 1),
+    "one_pass": (0, 1),
 }
-FLAGS = ("fused", "recompute")  # TrainConfig's yes/no fields (the domain's 0/1)
+FLAGS = ("fused", "recompute", "one_pass")  # TrainConfig's yes/no fields (the domain's 0/1)
 # the H200's SMs: how many programs the weight-gradient launch should at least fill
 TARGET_PROGRAMS = 132
 MIN_SPLIT_ROWS = 256  # a split of the rows smaller than this costs more to reduce than it saves
@@ -58,6 +59,11 @@ class TrainConfig:
     # kernel, and the backward runs the training forward again for what it needs. Less memory
     # than eager; faster where the inference kernel's lead outweighs a second forward
     recompute: bool = False
+    # the backward is one launch of `split` persistent programs, each carrying its rows' dZ
+    # down every layer in registers (never to memory) and summing every layer's dW and db over
+    # those rows in fp32 registers; train_reduce adds the programs' partials in order. Only
+    # where every layer fits one tile (one_pass_fits)
+    one_pass: bool = False
     strategy: ClassVar[str] = "kernels"  # the tuner's name for a TrainConfig candidate
 
     def __post_init__(self) -> None:
@@ -152,6 +158,47 @@ def fused_layers(spec: MLPSpec) -> tuple[FusedLayer, ...]:
     )
 
 
+# one_pass holds every layer's fp32 dW (and its dZ, input and weight tiles) in registers: at
+# most this many accumulator registers per thread, and no layer wider than one tile
+ONE_PASS_ACC_REGS = 96
+ONE_PASS_WIDTH = 128
+
+
+@dataclass(frozen=True)
+class PassLayer:
+    """A layer as train_backward_one_pass holds it: whole tiles of its widths padded to powers of
+    two (kp, np_), and where its dW [n, k] and db [n] lie in a program's row of the partials."""
+
+    index: int
+    k: int
+    n: int
+    kp: int
+    np_: int
+    w_at: int
+    b_at: int
+
+
+def one_pass_layers(spec: MLPSpec) -> tuple[tuple[PassLayer, ...], int]:
+    """(the layers, the parameter count P): a program's partials are P fp32 values, each layer's
+    dW then db, layer by layer (so one train_reduce sums them all into a flat gradient)."""
+    layers, at = [], 0
+    for layer in train_layers(spec):
+        kp, np_ = max(MIN_DOT, next_pow2(layer.k)), max(MIN_DOT, next_pow2(layer.n))
+        b_at = at + layer.n * layer.k
+        layers.append(PassLayer(layer.index, layer.k, layer.n, kp, np_, at, b_at))
+        at = b_at + layer.n * spec.bias
+    return tuple(layers), at
+
+
+def one_pass_fits(spec: MLPSpec, num_warps: int) -> bool:
+    """Whether train_backward_one_pass can run the spec with num_warps warps: every width one
+    tile, every layer's padded dW within ONE_PASS_ACC_REGS registers per thread."""
+    layers, _ = one_pass_layers(spec)
+    if max(max(p.kp, p.np_) for p in layers) > ONE_PASS_WIDTH:
+        return False
+    return sum(p.kp * p.np_ for p in layers) <= ONE_PASS_ACC_REGS * 32 * num_warps
+
+
 def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:
     """block_n x block_k tiles of the smallest weight: the programs its gradient has per split."""
     return min(
@@ -186,12 +233,28 @@ def default_for(spec: MLPSpec, m: int) -> TrainConfig:
     return TrainConfig(**{**cfg.to_dict(), "split": 1 << (split.bit_length() - 1)})
 
 
+def one_pass_for(spec: MLPSpec, m: int) -> TrainConfig | None:
+    """default_for's config with the one_pass backward, where the spec fits it: the fewest warps
+    that hold it, a program per SM (at most; each at least MIN_SPLIT_ROWS rows). None where no
+    warp count holds it."""
+    warps = [w for w in DOMAIN["num_warps"] if one_pass_fits(spec, w)]
+    if not warps:
+        return None
+    programs = max(1, min(TARGET_PROGRAMS, m // MIN_SPLIT_ROWS))
+    split = 1 << (programs.bit_length() - 1)
+    base = default_for(spec, m).to_dict()
+    return TrainConfig(**{**base, "num_warps": warps[0], "split": split, "one_pass": True})
+
+
 def render_training(spec: MLPSpec) -> str:
     """Source of the spec's training kernels (names in kernel_names): every TrainConfig runs on
     it, its block sizes passed as tl.constexpr arguments. mlpgen.runtime.train loads it for a
     generated module."""
     from mlpgen.render import MACROS, TL_DTYPES, environment
 
+    passes, params = one_pass_layers(spec)
+    if not one_pass_fits(spec, max(DOMAIN["num_warps"])):
+        passes = ()
     return (
         environment()
         .get_template("training.j2")
@@ -202,6 +265,8 @@ def render_training(spec: MLPSpec) -> str:
             layers=fused_layers(spec),
             act_saves=ACTIVATIONS[spec.act].saved,
             out_saves=ACTIVATIONS[spec.out_act].saved,
+            passes=passes,
+            params=params,
         )
     )
 
@@ -210,7 +275,9 @@ def kernel_names(spec: MLPSpec) -> list[str]:
     """The @triton.jit kernels render_training(spec) defines. Both families launch the weight
     gradient (train_wgrad_fused where every layer needs its gradient, else train_wgrad a layer)
     and train_reduce; a launch per layer adds train_forward, train_dgrad and, with an out_act,
-    train_dout; fused adds train_forward_fused and train_backward_fused."""
+    train_dout; fused adds train_forward_fused and train_backward_fused; one_pass (where a spec
+    fits it with some num_warps) train_backward_one_pass."""
     names = ["train_wgrad", "train_wgrad_fused", "train_reduce", "train_forward", "train_dgrad"]
     names += ["train_dout"] * (spec.out_act != "none")
+    names += ["train_backward_one_pass"] * one_pass_fits(spec, max(DOMAIN["num_warps"]))
     return names + ["train_forward_fused", "train_backward_fused"]

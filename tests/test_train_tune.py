@@ -126,9 +126,9 @@ def test_a_warm_up_step_launches_what_the_buckets_step_launches(m):
 
 def test_the_default_budget_is_a_quarter_of_the_space_within_the_train_range():
     opts = TuneOptions(buckets=(1, 1024), recheck=0)
-    narrow = MLPSpec((5, 3), dtype="fp32")  # bucket 1: 49 candidates, a quarter of them 12
-    assert len(train_space(narrow, 1).candidates) == 49 and TRAIN_BUDGET[0] < 12
-    assert search_train(narrow, landscape(), opts, quiet=True)[1].measured == 12
+    narrow = MLPSpec((5, 3), dtype="fp32")  # bucket 1: 97 candidates, a quarter of them 24
+    assert len(train_space(narrow, 1).candidates) == 97 and TRAIN_BUDGET[0] < 24
+    assert search_train(narrow, landscape(), opts, quiet=True)[1].measured == 24
     assert search_train(SPEC, landscape(), opts, quiet=True)[1024].measured == TRAIN_BUDGET[1]
 
 

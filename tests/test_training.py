@@ -25,6 +25,7 @@ from mlpgen.training import (
     default_for,
     grad_inputs,
     kernel_names,
+    one_pass_fits,
 )
 from mlpgen.verify import poisoned_allocations
 
@@ -186,6 +187,19 @@ TRAIN_CASES = [
         37,
         TrainConfig(**TILES, fused=True, recompute=True),
     ),
+    # one_pass: dZ in registers, dW and db summed per program (split 4 of 37 rows: three
+    # programs of 16 rows, the last with 5); act' of a saved output (relu), of a saved Z (gelu),
+    # out_act' of y (tanh)
+    (
+        MLPSpec((20, 33, 17, 5), act="relu", out_act="sigmoid", dtype="fp16"),
+        37,
+        TrainConfig(**TILES, split=4, one_pass=True),
+    ),
+    (
+        MLPSpec((9, 24, 6), act="gelu", out_act="tanh", dtype="fp32", bias=False),
+        21,
+        TrainConfig(**TILES, split=2, fused=True, one_pass=True),
+    ),
 ]
 
 
@@ -259,8 +273,9 @@ def test_kernel_gradients_match_eager(load_generated, monkeypatch, spec, m, cfg)
     fused, x, dy, got = train_step(mod, spec, m)
     assert len(ran) == 2 and ran[0] is ran[1]  # both through the kernels, with one config
     family = "train_forward_fused" if ran[0].get("fused") else "train_forward"
-    assert family in launched and "train_wgrad_fused" in launched
-    assert ("train_reduce" in launched) == (ran[0]["split"] > 1)
+    backward = "train_backward_one_pass" if ran[0].get("one_pass") else "train_wgrad_fused"
+    assert family in launched and backward in launched
+    assert ("train_reduce" in launched) == (ran[0]["split"] > 1 or ran[0].get("one_pass", False))
     check_grads(spec, got, fused, x, dy)
 
 
@@ -430,6 +445,14 @@ GPU_SPECS = [
 ]
 
 
+# the GPU specs whose every layer one_pass holds in registers (with 8 warps at least)
+ONE_PASS_SPECS = [
+    MLPSpec((64, 64, 64, 64, 64, 3), act="relu", dtype="fp16"),
+    MLPSpec((24, 40, 24), act="silu", dtype="bf16"),
+    MLPSpec((16, 33, 8, 5), act="relu", out_act="sigmoid", dtype="fp16", bias=False),
+]
+
+
 @pytest.fixture
 def train_kernels(monkeypatch):
     """The GPU trains through the kernels, whatever the module would choose (fp32: torch)."""
@@ -446,6 +469,23 @@ def test_gpu_gradients_match_eager(load_generated, train_kernels, spec, m):
     mod, _ = load_generated(spec)
     fused, x, dy, got = train_step(mod, spec, m, "cuda")
     assert train.training_of(mod).by_kernels(x)
+    check_grads(spec, got, fused, x, dy)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("spec", ONE_PASS_SPECS, ids=lambda s: s.name)
+@pytest.mark.parametrize("m", [37, 70001])
+@pytest.mark.parametrize("warps", [4, 8])
+def test_gpu_one_pass_gradients_match_eager(load_generated, monkeypatch, spec, m, warps):
+    """train_backward_one_pass on the GPU, 64-row tiles over 128 programs (so each program runs
+    several tiles at M = 70001), where its registers fit the warps, against fp32 gradients."""
+    if not one_pass_fits(spec, warps):
+        pytest.skip(f"{spec.name}: one_pass does not fit {warps} warps")
+    mod, _ = load_generated(spec)
+    cfg = TrainConfig(block_m=64, block_n=64, block_k=32, num_warps=warps, split=128, one_pass=True)
+    monkeypatch.setattr(train.training_of(mod), "default", {1: cfg.to_dict()})
+    monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
+    fused, x, dy, got = train_step(mod, spec, m, "cuda")
     check_grads(spec, got, fused, x, dy)
 
 

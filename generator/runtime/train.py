@@ -27,7 +27,7 @@ from mlpgen.dispatch import pick_cell
 from mlpgen.runtime.op import size_hint
 from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.spec import MLPSpec
-from mlpgen.training import default_for, grad_inputs, render_training
+from mlpgen.training import default_for, grad_inputs, one_pass_layers, render_training
 
 REDUCE_BLOCK = 1024  # elements a train_reduce program sums
 
@@ -110,6 +110,8 @@ class Training:
         # per layer, what the backward reads for act': "z" (the forward stores Z), "h" (act' is
         # a function of the output, kept anyway: no Z), None (the identity)
         self.grad_inputs = grad_inputs(spec)
+        # one_pass: where each layer's dW and db lie in the flat gradient (params values)
+        self.passes, self.params = one_pass_layers(spec)
         # default[bucket]: the config where the call's TUNED cell has no "train" value (`mlpgen
         # ... --train` stores one: a TrainConfig, or {"backward": "torch"})
         self.default = {b: default_for(spec, b).to_dict() for b in DEFAULT_BUCKETS}
@@ -255,6 +257,9 @@ class Training:
         launch where cfg["fused"]); then per layer dW_l = dZ_l^T H_{l-1} and db_l = dZ_l summed
         over rows, the rows cut into cfg["split"] ranges whose fp32 partials train_reduce sums
         in order (deterministic). need_x / need_layer[l] False: that gradient is None."""
+        if cfg.get("one_pass"):
+            args = (gy, x, y, hs, zs, weights, cfg, launch, need_x, need_layer)
+            return self.one_pass_backward(*args)
         k, widths, layers = self.kernels, self.widths, self.layers
         m = x.shape[0]
         bm, bn, bk = cfg["block_m"], cfg["block_n"], cfg["block_k"]
@@ -311,6 +316,31 @@ class Training:
         for part, o in parts if partial else ():
             grid = (_cdiv(o.numel(), REDUCE_BLOCK), 1)
             launch((k.train_reduce, (o.numel(), REDUCE_BLOCK)), grid, [part, o, splits], 0)
+        return dx, grads
+
+    def one_pass_backward(self, gy, x, y, hs, zs, weights, cfg, launch, need_x, need_layer):
+        """train_backward by train_backward_one_pass: cfg["split"] programs, each over whole row
+        tiles, carry the dZ down every layer in registers and write dx and their partial dW, db
+        (fp32, one row each); train_reduce sums the rows in program order into one flat gradient,
+        which each layer's dW and db view."""
+        k, m, bm = self.kernels, x.shape[0], cfg["block_m"]
+        programs = max(1, min(cfg["split"], _cdiv(size_hint(m), bm)))
+        rows = _cdiv(_cdiv(m, programs), bm) * bm
+        dx = x.new_empty(x.shape) if need_x else None
+        partials = x.new_empty((programs, self.params), dtype=torch.float32)
+        saved = [z for z in zs if z is not None]
+        top = partials if y is None else y  # y where out_act' reads it; else unread
+        args = [gy, x, *weights, *hs, top, *saved, x if dx is None else dx, partials, m, rows]
+        kernel = (k.train_backward_one_pass, (need_x, bm))
+        launch(kernel, (programs, 1), args, 2 + self.layers)  # x: dx's unused placeholder
+        flat = x.new_empty((self.params,))
+        grid = (_cdiv(self.params, REDUCE_BLOCK), 1)
+        launch((k.train_reduce, (self.params, REDUCE_BLOCK)), grid, [partials, flat, programs], 0)
+        grads = []
+        for p, need in zip(self.passes, need_layer or [True] * self.layers):
+            layer = [flat[p.w_at : p.b_at].view(p.n, p.k)]
+            layer += [flat[p.b_at : p.b_at + p.n]] if self.bias else []
+            grads += layer if need else [None] * len(layer)
         return dx, grads
 
 
