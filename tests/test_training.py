@@ -200,6 +200,11 @@ TRAIN_CASES = [
         21,
         TrainConfig(**TILES, split=2, fused=True, one_pass=True),
     ),
+    (
+        MLPSpec((7, 12, 5), act="silu", dtype="fp32"),  # fp32's db: summed, not by tf32 dots
+        19,
+        TrainConfig(**TILES, split=2, one_pass=True),
+    ),
 ]
 
 
