@@ -121,7 +121,11 @@ def train_space(spec: MLPSpec, bucket: int) -> TrainSpace:
     fit["one_pass"] = int(any(one_pass_fits(spec, w) for w in DOMAIN["num_warps"]))
     fields = {n: tuple(v for v in vs if v <= fit.get(n, v)) for n, vs in DOMAIN.items()}
     configs = (TrainConfig(**dict(zip(fields, p))) for p in itertools.product(*fields.values()))
-    configs = (c for c in configs if not c.one_pass or one_pass_fits(spec, c.num_warps))
+    configs = (
+        c
+        for c in configs
+        if not c.one_pass or one_pass_fits(spec, c.num_warps, c.block_m, c.recompute)
+    )
     return TrainSpace(bucket, fields, (TORCH_BACKWARD, *configs))
 
 
@@ -320,7 +324,7 @@ def firsts(spec: MLPSpec, bucket: int, previous: dict) -> list[TrainChoice]:
     """Measured first: the torch backward, default_for, its one_pass form where the spec fits
     it, and this GPU's earlier train winner of the bucket."""
     out = [TORCH_BACKWARD, default_for(spec, bucket)]
-    out += [c for c in [one_pass_for(spec, bucket)] if c is not None]
+    out += one_pass_for(spec, bucket)
     if "train" in previous.get(bucket, {}):
         out.append(train_choice(previous[bucket]["train"]))
     return list(dict.fromkeys(out))

@@ -61,8 +61,9 @@ class TrainConfig:
     recompute: bool = False
     # the backward is one launch of `split` persistent programs, each carrying its rows' dZ
     # down every layer in registers (never to memory) and summing every layer's dW and db over
-    # those rows in fp32 registers; train_reduce adds the programs' partials in order. Only
-    # where every layer fits one tile (one_pass_fits)
+    # those rows in fp32 registers; train_reduce adds the programs' partials in order. With
+    # recompute the kernel runs the forward of its rows first, in registers, and reads only x
+    # and dL/dy. Only where every layer fits one tile (one_pass_fits)
     one_pass: bool = False
     strategy: ClassVar[str] = "kernels"  # the tuner's name for a TrainConfig candidate
 
@@ -159,8 +160,10 @@ def fused_layers(spec: MLPSpec) -> tuple[FusedLayer, ...]:
 
 
 # one_pass holds every layer's fp32 dW (and its dZ, input and weight tiles) in registers: at
-# most this many accumulator registers per thread, and no layer wider than one tile
+# most this many accumulator registers per thread, and no layer wider than one tile; with
+# recompute also every layer's input (and Z where act' reads it) for a row tile
 ONE_PASS_ACC_REGS = 96
+ONE_PASS_HELD_REGS = 64
 ONE_PASS_WIDTH = 128
 
 
@@ -190,13 +193,25 @@ def one_pass_layers(spec: MLPSpec) -> tuple[tuple[PassLayer, ...], int]:
     return tuple(layers), at
 
 
-def one_pass_fits(spec: MLPSpec, num_warps: int) -> bool:
-    """Whether train_backward_one_pass can run the spec with num_warps warps: every width one
-    tile, every layer's padded dW within ONE_PASS_ACC_REGS registers per thread."""
+def one_pass_fits(
+    spec: MLPSpec, num_warps: int, block_m: int = MIN_DOT, recompute: bool = False
+) -> bool:
+    """Whether the one_pass backward can run the spec with num_warps warps: every width one
+    tile, every layer's padded dW within ONE_PASS_ACC_REGS registers per thread; with recompute,
+    a block_m-row tile of every layer's input (and Z where act' reads it) within
+    ONE_PASS_HELD_REGS more."""
     layers, _ = one_pass_layers(spec)
+    threads = 32 * num_warps
     if max(max(p.kp, p.np_) for p in layers) > ONE_PASS_WIDTH:
         return False
-    return sum(p.kp * p.np_ for p in layers) <= ONE_PASS_ACC_REGS * 32 * num_warps
+    if sum(p.kp * p.np_ for p in layers) > ONE_PASS_ACC_REGS * threads:
+        return False
+    if not recompute:
+        return True
+    columns = sum(p.kp for p in layers)
+    columns += sum(p.np_ for p, kind in zip(layers, grad_inputs(spec)) if kind == "z")
+    size = 4 if spec.dtype == "fp32" else 2
+    return block_m * columns * size <= ONE_PASS_HELD_REGS * 4 * threads
 
 
 def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:
@@ -233,17 +248,20 @@ def default_for(spec: MLPSpec, m: int) -> TrainConfig:
     return TrainConfig(**{**cfg.to_dict(), "split": 1 << (split.bit_length() - 1)})
 
 
-def one_pass_for(spec: MLPSpec, m: int) -> TrainConfig | None:
-    """default_for's config with the one_pass backward, where the spec fits it: the fewest warps
-    that hold it, a program per SM (at most; each at least MIN_SPLIT_ROWS rows). None where no
-    warp count holds it."""
-    warps = [w for w in DOMAIN["num_warps"] if one_pass_fits(spec, w)]
-    if not warps:
-        return None
+def one_pass_for(spec: MLPSpec, m: int) -> list[TrainConfig]:
+    """default_for's config with the one_pass backward, as saved and with recompute, where the
+    spec fits them: the fewest warps that hold it, a program per SM (at most; each at least
+    MIN_SPLIT_ROWS rows)."""
     programs = max(1, min(TARGET_PROGRAMS, m // MIN_SPLIT_ROWS))
-    split = 1 << (programs.bit_length() - 1)
-    base = default_for(spec, m).to_dict()
-    return TrainConfig(**{**base, "num_warps": warps[0], "split": split, "one_pass": True})
+    base = {**default_for(spec, m).to_dict(), "split": 1 << (programs.bit_length() - 1)}
+    out, bm = [], base["block_m"]
+    for recompute in (False, True):
+        fits = (w for w in DOMAIN["num_warps"] if one_pass_fits(spec, w, bm, recompute))
+        warps = next(fits, None)
+        if warps is not None:
+            choice = {"num_warps": warps, "one_pass": True, "recompute": recompute}
+            out.append(TrainConfig(**{**base, **choice}))
+    return out
 
 
 def render_training(spec: MLPSpec) -> str:
@@ -279,5 +297,6 @@ def kernel_names(spec: MLPSpec) -> list[str]:
     fits it with some num_warps) train_backward_one_pass."""
     names = ["train_wgrad", "train_wgrad_fused", "train_reduce", "train_forward", "train_dgrad"]
     names += ["train_dout"] * (spec.out_act != "none")
-    names += ["train_backward_one_pass"] * one_pass_fits(spec, max(DOMAIN["num_warps"]))
+    one_pass = ["train_backward_one_pass", "train_backward_one_pass_recompute"]
+    names += one_pass * one_pass_fits(spec, max(DOMAIN["num_warps"]))
     return names + ["train_forward_fused", "train_backward_fused"]

@@ -31,7 +31,7 @@ from mlpgen.train_tune import (
     tuned_module,
     warm_size,
 )
-from mlpgen.training import TrainConfig, default_for
+from mlpgen.training import TrainConfig, default_for, one_pass_for
 from mlpgen.tune import NOISE, TuneOptions
 from mlpgen.verify import random_problem
 
@@ -42,14 +42,14 @@ BEST = TrainConfig(block_m=32, block_n=32, block_k=32, num_warps=2, num_stages=3
 def landscape(torch_us: float = 10.0, best_us: float = 5.0, flat: bool = False):
     """measure(bucket, choice): the torch backward at torch_us; kernel configs smooth in log2 of
     each field around BEST (best_us there), fused configs faster (flat: every one at best_us);
-    8-warp configs the fastest of all but with a wrong gradient. Records every call in
-    `.calls`."""
+    8-warp and one_pass configs (among the first measured) the fastest of all but with a wrong
+    gradient. Records every call in `.calls`."""
 
     def measure(bucket, choice):
         measure.calls.append(choice)
         if choice == TORCH_BACKWARD:
             return Measurement("ok", us=torch_us, err=0.0, spread=0.0)
-        if choice.num_warps == 8:
+        if choice.num_warps == 8 or choice.one_pass:
             return Measurement("wrong", "dx: row 3 off", us=0.1, err=9.0)
         away = sum(
             abs(math.log2(getattr(choice, n)) - math.log2(getattr(BEST, n)))
@@ -76,11 +76,12 @@ def test_the_search_proposes_configs_and_picks_the_fastest_verified():
     assert r.measured == 20 == len(measured)  # the budget
     # a config proposed again got its recorded score: measured once, then only re-measured
     assert len(measure.calls) == 20 + len(r.recheck)
-    firsts = {TORCH_BACKWARD, default_for(SPEC, 1024)}
-    assert len(measured - firsts) >= 18  # the sampler proposed the rest
+    firsts = {TORCH_BACKWARD, default_for(SPEC, 1024), *one_pass_for(SPEC, 1024)}
+    assert len(firsts) == 4 and firsts <= measured
+    assert len(measured - firsts) >= 16  # the sampler proposed the rest
     assert any(not m.ok for _, m in r.pairs)  # it met the wrong configs and kept searching
     fastest = min((cm for cm in r.pairs if cm[1].ok), key=lambda cm: cm[1].score)
-    assert r.winner[0] == fastest[0] and r.winner[0].num_warps != 8
+    assert r.winner[0] == fastest[0] and r.winner[0].num_warps != 8 and not r.winner[0].one_pass
     assert r.winner[1].score < 10.0 / (1 + NOISE)  # beats the torch backward beyond the noise
     assert len(train_space(SPEC, 1024).candidates) > 100  # a search, not a sweep
 
@@ -148,7 +149,8 @@ def test_the_torch_backward_stays_unless_a_kernel_beats_it_beyond_the_noise(
         assert (choice != TORCH_BACKWARD) == kernels_win
         assert stored["us"] > 0 and ("torch_us" in stored) == kernels_win
     rejected = summary["buckets"]["1024"]["rejected"]
-    assert all(r["verdict"] == "wrong" and r["config"]["num_warps"] == 8 for r in rejected)
+    wrong = [r["config"]["num_warps"] == 8 or r["config"]["one_pass"] for r in rejected]
+    assert all(r["verdict"] == "wrong" for r in rejected) and all(wrong)
     assert prov["default"]["train"]["trials"] == 6
     mod = load_module(path)
     x = torch.empty(1024, 64)

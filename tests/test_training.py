@@ -205,6 +205,18 @@ TRAIN_CASES = [
         19,
         TrainConfig(**TILES, split=2, one_pass=True),
     ),
+    # one_pass with recompute: the inference forward, then one kernel runs the forward again in
+    # registers and the backward (act' of an output, of a Z; out_act' of y, of a Z)
+    (
+        MLPSpec((20, 33, 17, 5), act="relu", out_act="sigmoid", dtype="fp16"),
+        37,
+        TrainConfig(**TILES, split=4, one_pass=True, recompute=True),
+    ),
+    (
+        MLPSpec((9, 24, 6), act="gelu", out_act="gelu_tanh", dtype="fp32", bias=False),
+        21,
+        TrainConfig(**TILES, split=2, one_pass=True, recompute=True),
+    ),
 ]
 
 
@@ -262,10 +274,10 @@ def test_kernel_gradients_match_eager(load_generated, monkeypatch, spec, m, cfg)
     training = train.training_of(mod)
     if cfg is not None:
         monkeypatch.setattr(training, "default", {1: cfg.to_dict()})
-    ran = []  # the config each training step ran with
-    for name, at in (("train_forward", 3), ("train_backward", 6)):
+    ran = []  # the config the autograd function's forward and backward ran with
+    for name in ("forward", "backward"):
         real = getattr(training, name)
-        spy = lambda *a, real=real, at=at, **k: ran.append(a[at]) or real(*a, **k)  # noqa: E731
+        spy = lambda *a, real=real, **k: ran.append(a[3]) or real(*a, **k)  # noqa: E731
         monkeypatch.setattr(training, name, spy)
     launched = []  # the kernels the steps launched
     real_launcher = training.launcher
@@ -277,11 +289,37 @@ def test_kernel_gradients_match_eager(load_generated, monkeypatch, spec, m, cfg)
     monkeypatch.setattr(training, "launcher", launcher)
     fused, x, dy, got = train_step(mod, spec, m)
     assert len(ran) == 2 and ran[0] is ran[1]  # both through the kernels, with one config
-    family = "train_forward_fused" if ran[0].get("fused") else "train_forward"
-    backward = "train_backward_one_pass" if ran[0].get("one_pass") else "train_wgrad_fused"
-    assert family in launched and backward in launched
-    assert ("train_reduce" in launched) == (ran[0]["split"] > 1 or ran[0].get("one_pass", False))
+    one_pass, recompute = ran[0].get("one_pass", False), ran[0].get("recompute", False)
+    forward = "train_forward_fused" if ran[0].get("fused") else "train_forward"
+    backward = "train_wgrad_fused"
+    if one_pass:
+        backward = "train_backward_one_pass_recompute" if recompute else "train_backward_one_pass"
+    assert backward in launched and (forward in launched) == (not (one_pass and recompute))
+    assert ("train_reduce" in launched) == (ran[0]["split"] > 1 or one_pass)
     check_grads(spec, got, fused, x, dy)
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize("recompute", [False, True], ids=["saved", "recompute"])
+def test_the_compile_ops_backward_runs_one_pass(load_generated, recompute):
+    """The torch.compile op's backward (Training.gradients: its forward saved only x) with a
+    one_pass config: the training forward first, or none where the kernel recomputes it; the
+    gradients eager's."""
+    spec = MLPSpec((20, 33, 5), act="silu", out_act="sigmoid", dtype="fp16")
+    mod, _ = load_generated(spec)
+    training = train.training_of(mod)
+    cfg = TrainConfig(**TILES, split=2, one_pass=True, recompute=recompute).to_dict()
+    fused = mod.FusedMLP.from_module(sequential(spec.widths, spec.act, spec.out_act))
+    torch.manual_seed(0)
+    x = torch.randn(37, 20).half()
+    dy = (torch.randn(37, 5) / 37**0.5).half()
+    weights, biases = mod._split([p.detach() for p in fused.parameters()])
+    launched, launch = [], training.launcher(x, cfg)
+    spy = lambda kernel, *a: launched.append(kernel[0].fn.__name__) or launch(kernel, *a)  # noqa: E731
+    dx, grads = training.gradients(dy, x, weights, biases, cfg, spy)
+    assert ("train_backward_one_pass_recompute" in launched) == recompute
+    assert ("train_forward" in launched) == (not recompute)  # TILES: a launch per layer
+    check_grads(spec, [dx, *grads], fused, x, dy)
 
 
 @pytest.mark.interpret
@@ -477,17 +515,29 @@ def test_gpu_gradients_match_eager(load_generated, train_kernels, spec, m):
     check_grads(spec, got, fused, x, dy)
 
 
+# (spec, warps, recompute) where one_pass holds a 64-row tile in registers
+ONE_PASS_GPU = [
+    (spec, warps, recompute)
+    for spec in ONE_PASS_SPECS
+    for warps in (4, 8)
+    for recompute in (False, True)
+    if one_pass_fits(spec, warps, 64, recompute)
+]
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("spec", ONE_PASS_SPECS, ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "spec, warps, recompute", ONE_PASS_GPU, ids=lambda v: getattr(v, "name", str(v))
+)
 @pytest.mark.parametrize("m", [37, 70001])
-@pytest.mark.parametrize("warps", [4, 8])
-def test_gpu_one_pass_gradients_match_eager(load_generated, monkeypatch, spec, m, warps):
-    """train_backward_one_pass on the GPU, 64-row tiles over 128 programs (so each program runs
-    several tiles at M = 70001), where its registers fit the warps, against fp32 gradients."""
-    if not one_pass_fits(spec, warps):
-        pytest.skip(f"{spec.name}: one_pass does not fit {warps} warps")
+def test_gpu_one_pass_gradients_match_eager(load_generated, monkeypatch, spec, warps, recompute, m):
+    """The one_pass backward on the GPU, 64-row tiles over 128 programs (so each program runs
+    several tiles at M = 70001), reading the saved forward or recomputing it, against fp32
+    gradients."""
     mod, _ = load_generated(spec)
-    cfg = TrainConfig(block_m=64, block_n=64, block_k=32, num_warps=warps, split=128, one_pass=True)
+    cfg = TrainConfig(
+        block_m=64, num_warps=warps, split=128, one_pass=True, recompute=recompute, fused=True
+    )
     monkeypatch.setattr(train.training_of(mod), "default", {1: cfg.to_dict()})
     monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
     fused, x, dy, got = train_step(mod, spec, m, "cuda")

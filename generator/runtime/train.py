@@ -199,17 +199,20 @@ class Training:
         needs: autograd's needs_input_grad of (x, *parameters) (None where not needed)."""
         launch = self.launcher(x, cfg)
         layers = self.layers
+        per = 1 + self.bias
+        need_layer = [any(needs[1 + i * per : 1 + (i + 1) * per]) for i in range(layers)]
         if cfg.get("recompute"):
             weights = saved[:layers]
             biases = saved[layers:] if self.bias else None
+            if cfg.get("one_pass"):  # the forward runs again inside the backward kernel
+                args = (gy, x, weights, biases, cfg, launch, needs[0], need_layer)
+                return self.one_pass_backward(*args)
             y, hs, zs = self.train_forward(x, weights, biases, cfg, launch)
         else:
             weights, hs = saved[:layers], saved[layers : 2 * layers - 1]
             rest = iter(saved[2 * layers - 1 :])
             y = next(rest) if self.grad_inputs[-1] == "h" else None
             zs = [next(rest) if s == "z" else None for s in self.grad_inputs]
-        per = 1 + self.bias
-        need_layer = [any(needs[1 + i * per : 1 + (i + 1) * per]) for i in range(layers)]
         return self.train_backward(gy, x, y, hs, zs, weights, cfg, launch, needs[0], need_layer)
 
     def gradients(self, gy, x, weights, biases, cfg, launch) -> tuple:
@@ -217,6 +220,8 @@ class Training:
         torch.compile op's backward, whose forward saves only x), launching through `launch`."""
         if x.is_cuda:
             self.swap(x.get_device())
+        if cfg.get("one_pass") and cfg.get("recompute"):
+            return self.one_pass_backward(gy, x, weights, biases, cfg, launch)
         y, hs, zs = self.train_forward(x, weights, biases, cfg, launch)
         return self.train_backward(gy, x, y, hs, zs, weights, cfg, launch)
 
@@ -258,7 +263,7 @@ class Training:
         over rows, the rows cut into cfg["split"] ranges whose fp32 partials train_reduce sums
         in order (deterministic). need_x / need_layer[l] False: that gradient is None."""
         if cfg.get("one_pass"):
-            args = (gy, x, y, hs, zs, weights, cfg, launch, need_x, need_layer)
+            args = (gy, x, weights, None, cfg, launch, need_x, need_layer, (y, hs, zs))
             return self.one_pass_backward(*args)
         k, widths, layers = self.kernels, self.widths, self.layers
         m = x.shape[0]
@@ -318,21 +323,30 @@ class Training:
             launch((k.train_reduce, (o.numel(), REDUCE_BLOCK)), grid, [part, o, splits], 0)
         return dx, grads
 
-    def one_pass_backward(self, gy, x, y, hs, zs, weights, cfg, launch, need_x, need_layer):
-        """train_backward by train_backward_one_pass: cfg["split"] programs, each over whole row
-        tiles, carry the dZ down every layer in registers and write dx and their partial dW, db
-        (fp32, one row each); train_reduce sums the rows in program order into one flat gradient,
-        which each layer's dW and db view."""
+    def one_pass_backward(
+        self, gy, x, weights, biases, cfg, launch, need_x=True, need_layer=None, saved=None
+    ):
+        """(dx, [dw0, db0, ...]) by the one_pass kernel: cfg["split"] programs, each over whole
+        row tiles, carry the dZ down every layer in registers and write dx and their partial
+        dW, db (fp32, one row each); train_reduce sums the rows in program order into one flat
+        gradient, which each layer's dW and db view. saved: train_forward's (y, hs, zs), which
+        the kernel reads; None: the kernel runs the forward itself (recompute, from the
+        biases)."""
         k, m, bm = self.kernels, x.shape[0], cfg["block_m"]
         programs = max(1, min(cfg["split"], _cdiv(size_hint(m), bm)))
         rows = _cdiv(_cdiv(m, programs), bm) * bm
         dx = x.new_empty(x.shape) if need_x else None
         partials = x.new_empty((programs, self.params), dtype=torch.float32)
-        saved = [z for z in zs if z is not None]
-        top = partials if y is None else y  # y where out_act' reads it; else unread
-        args = [gy, x, *weights, *hs, top, *saved, x if dx is None else dx, partials, m, rows]
-        kernel = (k.train_backward_one_pass, (need_x, bm))
-        launch(kernel, (programs, 1), args, 2 + self.layers)  # x: dx's unused placeholder
+        if saved is None:  # the caller's parameters
+            inputs = self.ns["_join"](weights, biases)
+            kernel, caller = k.train_backward_one_pass_recompute, 2 + len(inputs)
+        else:  # the weights, then what train_forward saved
+            y, hs, zs = saved
+            top = partials if y is None else y  # y where out_act' reads it; else unread
+            inputs = [*weights, *hs, top, *[z for z in zs if z is not None]]
+            kernel, caller = k.train_backward_one_pass, 2 + self.layers
+        args = [gy, x, *inputs, x if dx is None else dx, partials, m, rows]  # x: unread dx
+        launch((kernel, (need_x, bm)), (programs, 1), args, caller)
         flat = x.new_empty((self.params,))
         grid = (_cdiv(self.params, REDUCE_BLOCK), 1)
         launch((k.train_reduce, (self.params, REDUCE_BLOCK)), grid, [partials, flat, programs], 0)
