@@ -340,10 +340,15 @@ def test_split_weight_gradient_is_deterministic_and_reads_the_tuned_cell(load_ge
 
 
 @pytest.mark.interpret
-def test_frozen_layers_and_input_only_gradients(load_generated):
-    """Gradients only where asked: x and the last layer; the first layer's are never formed."""
+@pytest.mark.parametrize("one_pass", [None, "saved", "recompute"])
+def test_frozen_layers_and_input_only_gradients(load_generated, monkeypatch, one_pass):
+    """Gradients only where asked: x and the last layer; the first layer's are never returned
+    (the default config, and the one_pass backward reading the saved forward or recomputing)."""
     spec = MLPSpec((10, 19, 6), act="relu", dtype="fp32")
     mod, _ = load_generated(spec)
+    if one_pass is not None:
+        cfg = TrainConfig(**TILES, split=2, one_pass=True, recompute=one_pass == "recompute")
+        monkeypatch.setattr(train.training_of(mod), "default", {1: cfg.to_dict()})
     fused = mod.FusedMLP.from_module(sequential(spec.widths, "relu"))
     fused.linears[0].requires_grad_(False)
     x = torch.randn(13, 10, requires_grad=True)
@@ -355,12 +360,12 @@ def test_frozen_layers_and_input_only_gradients(load_generated):
 
 
 @pytest.mark.interpret
-@pytest.mark.parametrize("fused", [False, True])
-def test_parameter_only_gradients(load_generated, monkeypatch, fused):
+@pytest.mark.parametrize("fused, one_pass", [(False, False), (True, False), (True, True)])
+def test_parameter_only_gradients(load_generated, monkeypatch, fused, one_pass):
     """x needs no gradient: dx is neither formed nor returned; the weights' are eager's."""
     spec = MLPSpec((10, 19, 6), act="silu", out_act="tanh", dtype="fp32", bias=False)
     mod, _ = load_generated(spec)
-    cfg = TrainConfig(**TILES, fused=fused).to_dict()
+    cfg = TrainConfig(**TILES, fused=fused, one_pass=one_pass).to_dict()
     monkeypatch.setattr(train.training_of(mod), "default", {1: cfg})
     fused_mlp = mod.FusedMLP.from_module(sequential(spec.widths, "silu", "tanh", bias=False))
     x = torch.randn(13, 10)
