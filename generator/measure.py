@@ -151,9 +151,10 @@ def candidate_module(spec: MLPSpec, config: KernelConfig, workdir: Path):
     measurement calls (emit.render's op=False). The same file is used by every process of one
     tuning run, so Triton's on-disk cache (keyed by kernel source and line) is shared. Configs
     whose kernels differ only in their constexpr tiles share one module: each gets its KERNELS
-    entries (and a cluster kernel its launch) added here, as a module rendered for it has them.
-    """
-    sources, table = shared_kernels(spec, [config]) if config.has_kernel else ([], {})
+    entries added here, as a module rendered for it has them (a cluster config: mlpgen.runtime
+    adds its kernel when a plan takes it)."""
+    carried = config.has_kernel and not STRATEGIES[config.strategy].clusters
+    sources, table = shared_kernels(spec, [config]) if carried else ([], {})
     # the strategy too: kernel-free strategies share an empty kernel source, and a module
     # carries only the torch-side paths (the cuBLASLt epilogue) its own table names
     source = "\n".join([spec.name, config.strategy, *sources])
@@ -166,9 +167,6 @@ def candidate_module(spec: MLPSpec, config: KernelConfig, workdir: Path):
         mod = _MODULES[digest] = load_module(path)
     for name, (function, tiles) in table.items():
         mod.KERNELS.setdefault(name, (getattr(mod, function), tiles))
-    if config.strategy == "cluster":
-        plan = STRATEGIES["cluster"].planner(spec, config)
-        mod._CLUSTER_LAUNCH[mod.KERNELS[config.kernel_name]] = (plan.ctas, plan.buffer_bytes)
     return mod
 
 

@@ -99,11 +99,13 @@ def known_strategy(cell: dict) -> bool:
 
 
 def cell_kernels(cell: dict):
-    """The kernel names a raw TUNED cell refers to (its own and any nested or graph_ cell's)."""
+    """The kernel names a raw TUNED cell refers to that the file defines (its own and any nested
+    or graph_ cell's; a cluster cell's kernel is mlpgen.runtime's)."""
+    runtime = cell.get("strategy") == "cluster"
     for k, v in cell.items():
         if isinstance(v, dict):
             yield from cell_kernels(v)
-        elif k.endswith("kernel") and isinstance(v, str) and v:
+        elif k.endswith("kernel") and isinstance(v, str) and v and not runtime:
             yield v
 
 

@@ -238,12 +238,15 @@ def render_module(
     spec_literal: str,
     op: bool = True,
 ) -> str:
-    """The standalone module: docstring, SPEC, TUNED, PROVENANCE, the kernels of `configs` and
-    the helpers they call, the shared rules, a launch part per strategy used, mlp(), autograd
-    (its training kernels are mlpgen.runtime.train's), FusedMLP and the self-check. `op`:
-    whether the module registers its torch.compile custom op on import (see emit.render)."""
+    """The standalone module: docstring, SPEC, TUNED, PROVENANCE, the kernels of `configs` (but
+    cluster's, which mlpgen.runtime renders) and the helpers they call, the shared rules, a
+    launch part per strategy used, mlp(), autograd (its training kernels are
+    mlpgen.runtime.train's), FusedMLP and the self-check. `op`: whether the module registers
+    its torch.compile custom op on import (see emit.render)."""
     kernels = {c.kernel_name: c for c in configs if c.has_kernel}
-    kernel_sources, kernel_table = shared_kernels(spec, kernels.values())
+    # cluster kernels are mlpgen.runtime's (mlpgen.runtime.cluster): only it launches them
+    carried = [c for c in kernels.values() if not STRATEGIES[c.strategy].clusters]
+    kernel_sources, kernel_table = shared_kernels(spec, carried)
     strategies = {dispatch.launch_kind(c.to_dict()) for c in kernels.values()}
     used = {c.strategy for c in configs}
     launches = sorted({LAUNCH_TEMPLATES[s] for s in strategies if s in LAUNCH_TEMPLATES})
@@ -265,19 +268,12 @@ def render_module(
             rule_sources=[inspect.getsource(f).strip("\n") for f in dispatch.RENDERED],
             epilogue_gelu=epilogue_gelu(spec) if "epilogue" in used else None,
             kernel_table=kernel_table,
-            cluster_launches={
-                name: (plan.ctas, plan.buffer_bytes)
-                for name, c in kernels.items()
-                if c.strategy == "cluster"
-                for plan in [STRATEGIES["cluster"].planner(spec, c)]
-            },
             torch_dtype=TORCH_DTYPES[spec.dtype],
             # the command that generates this MLP in another dtype, as an f-string of _dtype_error
             generate_command=generate_command(spec).replace(
                 f"--dtype {spec.dtype}", "--dtype {other}"
             ),
             sequential_src=sequential_src(spec),
-            clusters="cluster" in strategies,
             register_op=op,
             rtol=TOLERANCES[spec.dtype].rtol,
             atol=TOLERANCES[spec.dtype].atol,

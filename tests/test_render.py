@@ -295,8 +295,12 @@ COMPILE_FOR_HOPPER = """
 import json, sys
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource, compile
+from mlpgen.runtime.cluster import provide
 from mlpgen.selfcheck import load_module
 mod = load_module(sys.argv[1])
+for cell in mod.TUNED["test"].values():  # cluster cells: mlpgen.runtime renders their kernels
+    if cell["strategy"] == "cluster":
+        provide(vars(mod), cell)
 for name in sys.argv[2].split(","):  # one line of JSON a kernel
     kernel, tiles = mod.KERNELS[name]
     pointer = {"fp16": "*fp16", "bf16": "*bf16", "fp32": "*fp32"}[sys.argv[3]]
@@ -384,8 +388,8 @@ def test_cluster_kernel_compiles_for_hopper(
     buffer from the launch's shared memory size and hands the outputs over with remote stores
     (four values each for tl.dot tiles, an mma's four accumulators; one value each for tiles of
     1-8 rows, which multiply row by row without tensor cores), every operand of them defined;
-    the module records its cluster size and receive buffer for the launch (ClusterPlan: CTAs x
-    rows x owned columns x 4 bytes)."""
+    mlpgen.runtime, which renders it for the module, records its cluster size and receive
+    buffer for the launch (ClusterPlan: CTAs x rows x owned columns x 4 bytes)."""
     import json
     import os
     import subprocess
@@ -400,6 +404,7 @@ def test_cluster_kernel_compiles_for_hopper(
         tmp_path / f"{spec.name}.py", spec, gpu_key="test", table={1: entry(config)}
     )
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["MLPGEN_CACHE"] = str(tmp_path / "cache")  # where the runtime writes the kernel's file
     proc = subprocess.run(
         [sys.executable, "-c", COMPILE_FOR_HOPPER, str(path), config.kernel_name, dtype],
         capture_output=True, text=True, env=env, timeout=300,

@@ -11,6 +11,7 @@ from conftest import SHIPPED, assert_matches
 from mlpgen.emit import entry, read_module
 from mlpgen.measure import Measurement
 from mlpgen.render import kernel_names
+from mlpgen.runtime.cluster import provide
 from mlpgen.selfcheck import load_module
 from mlpgen.space import heuristic_config
 from mlpgen.spec import KernelConfig
@@ -22,7 +23,8 @@ def test_something_is_shipped():
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
-def test_tables_are_consistent(path):
+def test_tables_are_consistent(path, monkeypatch, tmp_path):
+    monkeypatch.setenv("MLPGEN_CACHE", str(tmp_path))
     spec, tuned, provenance = read_module(path)
     assert path.stem == spec.name
     assert "default" in tuned
@@ -40,6 +42,10 @@ def test_tables_are_consistent(path):
                 continue
             if cell["strategy"] == "epilogue":
                 assert not cell["kernel"] and "epilogue" in mod._TORCH_PATHS, (key, bucket)
+            elif cell["strategy"] == "cluster":  # mlpgen.runtime renders its kernel
+                assert cell["kernel"] not in mod.KERNELS, (key, bucket)
+                provide(vars(mod), cell)
+                assert mod.KERNELS[cell["kernel"]] in mod._CLUSTER_LAUNCH, (key, bucket)
             else:  # every @triton.jit function the config launches
                 names = kernel_names(spec, KernelConfig.from_dict(cell))
                 assert names and all(n in mod.KERNELS for n in names), (key, bucket)

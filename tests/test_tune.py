@@ -1399,10 +1399,10 @@ def test_runs_over_other_buckets_decide_their_own():
     assert not blocked.final  # bucket 64's decision is someone else's
 
 
-# the headline's H200 winners at batch 1 (a cluster kernel: its strategy alone, ~170 lines of
-# PTX helpers and a launch of its own) and at 256 and 1024 (two tile variants of one persist
-# function)
-CLUSTER = KernelConfig("cluster", block_m=1, chunk=32, block_k=256, num_warps=4, pdl=True)
+# a bucket's winner whose strategy no other bucket takes (rowblock: its chunk written in, a
+# function of its own, 172 lines for SPEC) and the headline's H200 winners at 256 and 1024 rows
+# (two tile variants of one persist function)
+ROWBLOCK = KernelConfig("rowblock", block_m=16, chunk=64, num_warps=4, pdl=True)
 PERSIST_A = KernelConfig(
     "persist", block_m=32, block_n=32, last_block_n=16, num_warps=4, num_stages=4, pdl=True
 )
@@ -1453,71 +1453,70 @@ def module_source(results: dict) -> str:
 def test_a_bucket_that_alone_needs_a_strategy_takes_its_neighbours_winner_where_it_ties(
     us, spread, torch_us, taken
 ):
-    """Bucket 1's cluster winner is its strategy's only cell; persist, bucket 16's winner, is
+    """Bucket 1's rowblock winner is its strategy's only cell; persist, bucket 16's winner, is
     measured there beside it, interleaved; it is taken only where its median is within the
     noise (NOISE, or the samples' spread) and it beats the torch path (recheck's median, not
-    measured again) beyond the noise (never_slower). The module then carries no cluster kernel,
-    helpers or launch."""
+    measured again) beyond the noise (never_slower). The module then carries no rowblock
+    kernel."""
     from mlpgen.tune import RECHECK_ROUNDS, consolidate
 
-    results = decided({1: (CLUSTER, 5.0), 16: (PERSIST_A, 6.0)}, torch_us)
+    results = decided({1: (ROWBLOCK, 5.0), 16: (PERSIST_A, 6.0)}, torch_us)
     before = module_source(results)
-    rec = timed({(1, CLUSTER): 5.0, (1, PERSIST_A): us, (16, PERSIST_A): 6.0}, spread, torch_us)
+    rec = timed({(1, ROWBLOCK): 5.0, (1, PERSIST_A): us, (16, PERSIST_A): 6.0}, spread, torch_us)
     consolidate(results, rec, RECHECK_ROUNDS, SPEC, [DEFAULT])
     # the first comparison: at bucket 1, the winner and persist, round after round
-    assert rec.calls[:6] == [(1, CLUSTER), (1, PERSIST_A)] * (RECHECK_ROUNDS + 1)
+    assert rec.calls[:6] == [(1, ROWBLOCK), (1, PERSIST_A)] * (RECHECK_ROUNDS + 1)
     assert all(c != TORCH for _, c in rec.calls)
     after = module_source(results)
     r = results[1]
     assert r.consolidate[0]["winner_median"] == 5.0 and r.consolidate[0]["median"] == us
     assert r.consolidate[0]["within"] is taken
     if not taken:
-        assert r.winner[0] == CLUSTER and r.consolidated is None and after == before
+        assert r.winner[0] == ROWBLOCK and r.consolidated is None and after == before
         return
     assert r.winner == (PERSIST_A, r.winner[1]) and r.winner[1].us == us
     assert r.consolidated == {
-        "from": CLUSTER.to_dict(),
+        "from": ROWBLOCK.to_dict(),
         "from_median": 5.0,
         "to": PERSIST_A.to_dict(),
         "to_median": us,
     }
-    assert "def _k_cluster" in before and "_cluster_store" in before
-    assert "_k_cluster" not in after and "_cluster_store" not in after
+    assert "def _k_rowblock" in before and "_k_rowblock" not in after
     assert after.count("@triton.jit") < before.count("@triton.jit")
     assert len(after.splitlines()) < len(before.splitlines()) - 150
 
 
 def test_a_run_of_buckets_moves_together_nearest_first_and_a_tile_variant_after():
-    """Buckets 1 to 64 share the cluster strategy (64 in a tile variant of its own): they take
+    """Buckets 1 to 64 share the rowblock strategy (64 in a tile variant of its own): they take
     persist together, compared nearest to its bucket first, and not at all where one of them
     does not tie (16 here); then the smaller saving: bucket 64's variant gives way to the
-    cluster kernel of 16, which ties there. Nothing is compared twice or offered the torch
+    rowblock kernel of 16, which ties there. Nothing is compared twice or offered the torch
     path."""
     from mlpgen.tune import consolidate
 
-    cluster16 = dataclasses.replace(CLUSTER, block_m=16, block_k=128)
-    own = {1: CLUSTER, 16: CLUSTER, 64: cluster16, 256: PERSIST_A}
-    results = decided({1: (CLUSTER, 5.0), 16: (CLUSTER, 5.0), 64: (cluster16, 5.0)})
+    rowblock32 = dataclasses.replace(ROWBLOCK, chunk=32)
+    own = {1: ROWBLOCK, 16: ROWBLOCK, 64: rowblock32, 256: PERSIST_A}
+    results = decided({1: (ROWBLOCK, 5.0), 16: (ROWBLOCK, 5.0), 64: (rowblock32, 5.0)})
     results[256] = decided({256: (PERSIST_A, 6.0)})[256]
-    times = {(b, c): 5.0 for b in (1, 16, 64) for c in (CLUSTER, cluster16)}
+    times = {(b, c): 5.0 for b in (1, 16, 64) for c in (ROWBLOCK, rowblock32)}
     rec = timed(times | {(1, PERSIST_A): 5.0, (16, PERSIST_A): 5.5, (64, PERSIST_A): 5.05})
     consolidate(results, rec, 0, SPEC, [DEFAULT])
     compared = [(b, c) for b, c in rec.calls if c not in (TORCH, own[b])]
     assert compared[:2] == [(64, PERSIST_A), (16, PERSIST_A)]  # the run's move failed at 16
     assert len(set(compared)) == len(compared) and (1, PERSIST_A) not in compared
-    assert [results[b].winner[0] for b in own] == [CLUSTER, CLUSTER, CLUSTER, PERSIST_A]
-    assert results[64].consolidated["to"] == CLUSTER.to_dict()
+    assert [results[b].winner[0] for b in own] == [ROWBLOCK, ROWBLOCK, ROWBLOCK, PERSIST_A]
+    assert results[64].consolidated["to"] == ROWBLOCK.to_dict()
     source = module_source(results)
-    assert CLUSTER.kernel_name in source and cluster16.kernel_name not in source
-    # with 16 tying too, the run of three moves: no cluster kernel is left
-    results = decided({1: (CLUSTER, 5.0), 16: (CLUSTER, 5.0), 64: (cluster16, 5.0)})
+    assert ROWBLOCK.kernel_name in source and rowblock32.kernel_name not in source
+    # with 16 tying too, the run of three moves: no rowblock kernel is left
+    results = decided({1: (ROWBLOCK, 5.0), 16: (ROWBLOCK, 5.0), 64: (rowblock32, 5.0)})
     results[256] = decided({256: (PERSIST_A, 6.0)})[256]
     rec = timed(times | {(b, PERSIST_A): 5.05 for b in (1, 16, 64)})
     consolidate(results, rec, 0, SPEC, [DEFAULT])
     assert [c for _, c in rec.calls if c == PERSIST_A] == [PERSIST_A] * 3
     assert [b for b, c in rec.calls if c == PERSIST_A] == [64, 16, 1]
     assert {results[b].winner[0] for b in results} == {PERSIST_A}
-    assert "_k_cluster" not in module_source(results)
+    assert "_k_rowblock" not in module_source(results)
 
 
 def test_a_tile_variant_goes_where_it_ties_and_nothing_is_measured_that_saves_nothing():
@@ -1544,34 +1543,34 @@ def test_a_tile_variant_goes_where_it_ties_and_nothing_is_measured_that_saves_no
 
 
 def test_a_move_that_leaves_the_kernel_in_the_cuda_graph_cell_is_undone():
-    """Host-bound at bucket 1, persist ties cluster's score (less host time, a third more GPU
-    time): taken, the cell's CUDA-graph winner would be the cluster kernel (GRAPH_TIE), which
+    """Host-bound at bucket 1, persist ties rowblock's score (less host time, a third more GPU
+    time): taken, the cell's CUDA-graph winner would be the rowblock kernel (GRAPH_TIE), which
     the module would then still carry, so the bucket keeps its own winner."""
     from mlpgen.tune import consolidate
 
-    cluster, persist = (dataclasses.replace(c, pdl=False) for c in (CLUSTER, PERSIST_A))
-    results = decided({1: (cluster, 3.0), 16: (persist, 6.0)})
+    rowblock, persist = (dataclasses.replace(c, pdl=False) for c in (ROWBLOCK, PERSIST_A))
+    results = decided({1: (rowblock, 3.0), 16: (persist, 6.0)})
     r = results[1]
-    r.winner = (cluster, Measurement("ok", us=3.0, host_us=5.0, spread=0.005))
+    r.winner = (rowblock, Measurement("ok", us=3.0, host_us=5.0, spread=0.005))
     r.pairs = [r.winner, *r.pairs[1:]]
 
     def fn(bucket, config):
-        us, host = {TORCH: (20.0, 60.0), cluster: (3.0, 5.0), persist: (4.0, 4.8)}[config]
+        us, host = {TORCH: (20.0, 60.0), rowblock: (3.0, 5.0), persist: (4.0, 4.8)}[config]
         return Measurement("ok", us=us, host_us=host, spread=0.005)
 
     consolidate(results, Recorder(fn), 1, SPEC, [DEFAULT])
     assert r.consolidate[0]["within"] is True  # a tie on the score the sampler minimises
-    assert r.winner[0] == cluster and r.graph is None and r.consolidated is None
-    assert "def _k_cluster" in module_source(results)
+    assert r.winner[0] == rowblock and r.graph is None and r.consolidated is None
+    assert "def _k_rowblock" in module_source(results)
 
 
 def test_a_resumed_consolidation_replays_its_measurements():
     from mlpgen.tune import consolidate
 
     study = optuna.create_study(storage=memory())
-    winners = {1: (CLUSTER, 5.0), 16: (PERSIST_A, 6.0)}
+    winners = {1: (ROWBLOCK, 5.0), 16: (PERSIST_A, 6.0)}
     first = decided(winners)
-    consolidate(first, timed({(1, CLUSTER): 5.0, (1, PERSIST_A): 5.05}), 2, SPEC, [], {1: study})
+    consolidate(first, timed({(1, ROWBLOCK): 5.0, (1, PERSIST_A): 5.05}), 2, SPEC, [], {1: study})
     again = decided(winners)
     consolidate(again, Recorder(lambda *a: pytest.fail("measured again")), 2, SPEC, [], {1: study})
     assert again[1].winner[0] == first[1].winner[0] == PERSIST_A

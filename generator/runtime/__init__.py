@@ -8,7 +8,9 @@ in one native function (native_lane.cpp, built on first use), cuBLASLt GEMMs for
 without a kernel, and thread-block cluster launches with opted-in shared memory.
 
 The module's training kernels live here too (train.py): rendered per spec into a cache file and
-launched for its autograd function and torch.compile op, through these lanes where attached.
+launched for its autograd function and torch.compile op, through these lanes where attached. So
+do the cluster strategy's kernels (cluster.py), which only these launches can run: rendered for
+a cluster cell when a plan first takes it (kernel_files.py keeps both kinds of file).
 
 These fast lanes touch triton internals, so each declares the triton versions whose internals it
 was written against (versions.LANES); on any other triton `unsupported()` says why and the

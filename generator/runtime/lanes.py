@@ -195,6 +195,10 @@ class Plan:
         self.strategy = strategy = ns["launch_kind"](cfg)
         self.torch_path = ns["_TORCH_PATHS"].get(strategy)
         self.pdl = ns["_PDL"][0] and bool(cfg.get("pdl"))  # the first kernel launched with PDL
+        if strategy == "cluster":  # its kernel is the runtime's, rendered on first use
+            from mlpgen.runtime.cluster import provide
+
+            provide(ns, cfg)
         self.kernel = None if self.torch_path else ns["KERNELS"][cfg["kernel"]]
         self.ready = ns.get("_READY", {}).get(strategy)
         self.lane = None  # the runtime's lane for this plan's calls

@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 import triton
 
+from mlpgen.runtime.kernel_files import cache_dir
 from mlpgen.runtime.versions import direct_launch, unsupported
 
 SOURCE = Path(__file__).with_name("native_lane.cpp")
@@ -29,12 +30,6 @@ _INT_TYPES = {"i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64"}
 LT_EPILOGUES = {"relu": 6, "gelu_tanh": 36}  # RELU_BIAS, GELU_BIAS (tanh's approximation)
 LT_BIAS, LT_PLAIN = 4, 1
 LT_WORKSPACE_BYTES = 4 << 20
-
-
-def cache_dir() -> str:
-    root = os.environ.get("MLPGEN_CACHE")
-    root = root or os.path.join(os.path.expanduser("~"), ".cache", "mlpgen")
-    return os.path.join(root, "native")
 
 
 def command(source: str, target: str) -> list[str]:
@@ -71,7 +66,7 @@ def build():
     key = hashlib.sha256(
         "\0".join((text, torch.__version__, triton.__version__, sys.version)).encode()
     ).hexdigest()[:16]
-    directory = cache_dir()
+    directory = cache_dir("native")
     target = os.path.join(
         directory, f"mlpgen_runtime_native_{key}{sysconfig.get_config_var('EXT_SUFFIX')}"
     )

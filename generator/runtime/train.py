@@ -15,15 +15,12 @@ dW_l = dZ_l^T H_{l-1} and db_l = sum over rows of dZ_l (mlpgen.training).
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import os
-import sys
-import tempfile
 
 import torch
 
 from mlpgen.dispatch import pick_cell
+from mlpgen.runtime.kernel_files import file_source, import_source
 from mlpgen.runtime.op import size_hint
 from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.spec import MLPSpec
@@ -32,52 +29,18 @@ from mlpgen.training import default_for, grad_inputs, one_pass_layers, render_tr
 REDUCE_BLOCK = 1024  # elements a train_reduce program sums
 
 
-def cache_dir() -> str:
-    """Where the rendered training kernels live: $MLPGEN_CACHE/training (default
-    ~/.cache/mlpgen/training)."""
-    root = os.environ.get("MLPGEN_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "mlpgen"
-    )
-    return os.path.join(root, "training")
-
-
 def kernels_source(spec: MLPSpec) -> str:
-    """The file of the spec's training kernels: imports, the @triton.jit helpers they call (as
-    the module defines them, with their swaps for older GPUs in _SWAPS) and the kernels."""
+    """The file of the spec's training kernels (kernel_files.file_source)."""
     from mlpgen.render import helper_sources
 
     kernels = render_training(spec).strip("\n")
-    head = f'"""Training kernels of {spec.name}, rendered by mlpgen.runtime.train."""\n\n'
-    head += "import os\n\nimport triton\nimport triton.language as tl\n\n_SWAPS = []\n"
-    return "\n\n\n".join([head.rstrip("\n"), *helper_sources(spec, [kernels]), kernels]) + "\n"
+    title = f"Training kernels of {spec.name}, rendered by mlpgen.runtime.train."
+    return file_source(title, helper_sources(spec, [kernels]), kernels)
 
 
 def load_kernels(spec: MLPSpec):
-    """The spec's training kernels as an imported module, from its cache file (written
-    atomically, once per source: a temp file in the same folder, then os.replace, so processes
-    that write it at once each leave a whole file)."""
-    source = kernels_source(spec)
-    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
-    name = f"mlpgen_training_{spec.name}_{digest}"
-    if name in sys.modules:
-        return sys.modules[name]
-    folder = cache_dir()
-    path = os.path.join(folder, f"{name}.py")
-    if not os.path.exists(path):
-        os.makedirs(folder, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(source)
-            os.replace(temp, path)
-        except BaseException:
-            os.unlink(temp)
-            raise
-    found = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(found)
-    sys.modules[name] = module  # triton and torch.compile find a kernel's module by name
-    found.loader.exec_module(module)
-    return module
+    """The spec's training kernels as an imported module, from its cache file."""
+    return import_source("training", f"mlpgen_training_{spec.name}", kernels_source(spec))
 
 
 def attach(ns: dict) -> Training:

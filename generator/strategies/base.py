@@ -59,7 +59,8 @@ class Strategy:
     chunk_padded: bool = False
     # launching the call's first kernel with programmatic dependent launch changes anything
     takes_pdl: bool = True
-    # it launches thread-block clusters (sm_90+ only)
+    # it launches thread-block clusters (sm_90+ only), by mlpgen.runtime only: its kernels are
+    # rendered there (mlpgen.runtime.cluster), not carried by the module
     clusters: bool = False
 
     @property

@@ -28,7 +28,7 @@ def test_a_cluster_cell_runs_the_default_where_clusters_cannot_run(load_generate
     spec = MLPSpec((100, 250, 70), act="silu", dtype="fp32")
     cfg = KernelConfig("cluster", block_m=16, chunk=64, block_k=128, num_warps=4)
     cell = entry(cfg)
-    mod, _ = load_generated(spec, gpu_key=KEY, table={1: cell})  # its kernel is in the module
+    mod, _ = load_generated(spec, gpu_key=KEY, table={1: cell})  # its kernel is the runtime's
     x, weights, biases = random_problem(spec, 19, device="cpu")
     want = reference(spec, x, weights, biases)
     assert mod._RT is None and not mod._RUNNABLE["cluster"](x)
@@ -46,6 +46,41 @@ def test_a_cluster_cell_runs_the_default_where_clusters_cannot_run(load_generate
         for p, q in zip(fused.parameters(), params):
             p.copy_(q)
         assert_matches(fused(x), want, "fp32")
+
+
+@pytest.mark.parametrize("block_m, block_k", [(1, 256), (16, 128)], ids=["rows", "dot"])
+def test_the_runtime_renders_a_cluster_cells_kernel(
+    load_generated, monkeypatch, tmp_path, block_m, block_k
+):
+    """A module carries no cluster kernel or hand-over helper: mlpgen.runtime.cluster adds a
+    cluster cell's kernel (rendered by its template, with the helpers it calls, into a cache
+    file) to KERNELS and its launch to _CLUSTER_LAUNCH, once. The row form has its tiles
+    written in; the dot form takes them as constexprs."""
+    import inspect
+
+    from mlpgen.render import shared_kernels
+    from mlpgen.runtime.cluster import provide
+
+    monkeypatch.setenv("MLPGEN_CACHE", str(tmp_path / "cache"))
+    spec = MLPSpec((256, 512, 256), act="gelu", dtype="fp16")
+    cfg = KernelConfig("cluster", block_m=block_m, chunk=32, block_k=block_k, num_warps=4)
+    cell = entry(cfg)
+    mod, path = load_generated(spec, gpu_key=KEY, table={1: cell})
+    text = path.read_text()
+    assert "def _k_cluster" not in text and "_cluster_store" not in text
+    assert cfg.kernel_name not in mod.KERNELS and mod._CLUSTER_LAUNCH == {}
+    provide(vars(mod), cell)
+    kernel = mod.KERNELS[cfg.kernel_name]
+    function, tiles = kernel
+    (source,), table = shared_kernels(spec, [cfg])
+    assert inspect.getsource(function.fn).strip() == source.strip()
+    assert (function.fn.__name__, tiles) == table[cfg.kernel_name]
+    assert callable(function.fn.__globals__["_cluster_store"])  # the helpers beside it
+    plan = plan_cluster(spec, cfg)
+    assert mod._CLUSTER_LAUNCH == {kernel: (plan.ctas, plan.buffer_bytes)}
+    provide(vars(mod), cell)  # once: the same entry
+    assert mod.KERNELS[cfg.kernel_name] is kernel and len(mod._CLUSTER_LAUNCH) == 1
+    assert len(list((tmp_path / "cache" / "cluster").glob("*.py"))) == 1
 
 
 def test_candidates_only_where_the_gpu_launches_clusters():
