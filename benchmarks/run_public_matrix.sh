@@ -3,6 +3,7 @@
 #   bash benchmarks/run_public_matrix.sh                 # every contender (torch.compile is slow)
 #   bash benchmarks/run_public_matrix.sh --no-compile    # extra arguments go to mlpgen bench
 #   bash benchmarks/run_public_matrix.sh --train ...     # training steps (mlpgen bench --train)
+#   MODULES="tuned/a.py tuned/b.py" bash benchmarks/run_public_matrix.sh ...   # only these
 # Results go to benchmarks/results/$GPU/<module>.json, training steps to .../train/<module>.json
 # (GPU: e.g. h200, from the device's name); a module whose bench fails keeps its recorded
 # result, and the script exits 1. Training steps of the 64-wide MLP run up to 2^21 rows as well,
@@ -19,7 +20,7 @@ if [[ ${1:-} == --train ]]; then
 fi
 mkdir -p "$out"
 status=0
-for module in tuned/mlp_*.py; do
+for module in ${MODULES:-tuned/mlp_*.py}; do
     name=$(basename "$module" .py)
     batches=()
     if [[ ${#train[@]} -gt 0 && $name == mlp_64x64x64x64x64x3_* ]]; then

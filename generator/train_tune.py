@@ -321,8 +321,8 @@ class TrainBucket:
 
 
 def firsts(spec: MLPSpec, bucket: int, previous: dict) -> list[TrainChoice]:
-    """Measured first: the torch backward, default_for, its one_pass form where the spec fits
-    it, and this GPU's earlier train winner of the bucket."""
+    """Measured first: the torch backward, default_for, its one_pass forms where the spec fits
+    them, and this GPU's earlier train winner of the bucket."""
     out = [TORCH_BACKWARD, default_for(spec, bucket)]
     out += one_pass_for(spec, bucket)
     if "train" in previous.get(bucket, {}):

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import ClassVar
 
 from mlpgen.activations import ACTIVATIONS
-from mlpgen.layout import MIN_DOT, Layer, next_pow2, plan_layers
+from mlpgen.layout import ELEM_BYTES, MIN_DOT, Layer, next_pow2, plan_layers
 from mlpgen.spec import KernelConfig, MLPSpec, SpecError
 
 # what a later tuner may search per bucket (every point is a valid TrainConfig)
@@ -210,8 +210,7 @@ def one_pass_fits(
         return True
     columns = sum(p.kp for p in layers)
     columns += sum(p.np_ for p, kind in zip(layers, grad_inputs(spec)) if kind == "z")
-    size = 4 if spec.dtype == "fp32" else 2
-    return block_m * columns * size <= ONE_PASS_HELD_REGS * 4 * threads
+    return block_m * columns * ELEM_BYTES[spec.dtype] <= ONE_PASS_HELD_REGS * 4 * threads
 
 
 def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:
