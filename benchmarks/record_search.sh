@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=$1
 shift
-GPU=${GPU:-$(python3 -c 'import torch; print(torch.cuda.get_device_name().split()[-1].lower())')}
+GPU=${GPU:-$(python3 benchmarks/gpu_folder.py)}
 BUCKETS=${BUCKETS:-1,64,4096,65536}
 mlpgen=(python3 -m mlpgen.cli)
 for spec in "$@"; do

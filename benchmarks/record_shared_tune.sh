@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 spec=${1:-256,512,256:gelu:fp16}
 IFS=: read -r widths act dtype <<< "$spec"
 name="mlp_${widths//,/x}_${act}_${dtype}"
-GPU=${GPU:-$(python3 -c 'import torch; print(torch.cuda.get_device_name().split()[-1].lower())')}
+GPU=${GPU:-$(python3 benchmarks/gpu_folder.py)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 -m mlpgen.cli --widths "$widths" --act "$act" --dtype "$dtype" --out "$work" --no-tune \

@@ -12,7 +12,7 @@
 # Then bench what was replaced: bash benchmarks/run_public_matrix.sh --no-compile
 set -euo pipefail
 cd "$(dirname "$0")/.."
-GPU=${GPU:-$(python3 -c 'import torch; print(torch.cuda.get_device_name().split()[-1].lower())')}
+GPU=${GPU:-$(python3 benchmarks/gpu_folder.py)}
 BATCHES=${BATCHES:-1,64,1024,16384,262144}
 LIMIT=${LIMIT:-1.03}
 names=("$@")

@@ -10,7 +10,7 @@
 # the size its fields train at.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-GPU=${GPU:-$(python -c 'import torch; print(torch.cuda.get_device_name().split()[-1].lower())')}
+GPU=${GPU:-$(python3 benchmarks/gpu_folder.py)}
 out=benchmarks/results/$GPU
 train=()
 if [[ ${1:-} == --train ]]; then
