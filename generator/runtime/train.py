@@ -75,6 +75,7 @@ class Training:
         self.grad_inputs = grad_inputs(spec)
         # one_pass: where each layer's dW and db lie in the flat gradient (params values)
         self.passes, self.params = one_pass_layers(spec)
+        self.sizes = [n for p in self.passes for n in (p.n * p.k, p.n)[: 1 + spec.bias]]
         # default[bucket]: the config where the call's TUNED cell has no "train" value (`mlpgen
         # ... --train` stores one: a TrainConfig, or {"backward": "torch"})
         self.default = {b: default_for(spec, b).to_dict() for b in DEFAULT_BUCKETS}
@@ -313,11 +314,14 @@ class Training:
         flat = x.new_empty((self.params,))
         grid = (_cdiv(self.params, REDUCE_BLOCK), 1)
         launch((k.train_reduce, (self.params, REDUCE_BLOCK)), grid, [partials, flat, programs], 0)
-        grads = []
-        for p, need in zip(self.passes, need_layer or [True] * self.layers):
-            layer = [flat[p.w_at : p.b_at].view(p.n, p.k)]
-            layer += [flat[p.b_at : p.b_at + p.n]] if self.bias else []
-            grads += layer if need else [None] * len(layer)
+        grads = flat.split_with_sizes(self.sizes)  # w0, [b0,] w1, ...: one call for all
+        need = need_layer or [True] * self.layers
+        per = 1 + self.bias
+        grads = [
+            (g.view(p.n, p.k) if j == 0 else g) if need[i] else None
+            for i, p in enumerate(self.passes)
+            for j, g in enumerate(grads[i * per : (i + 1) * per])
+        ]
         return dx, grads
 
 
@@ -328,8 +332,9 @@ class _Function(torch.autograd.Function):
     @staticmethod
     def forward(ctx, training, cfg, x, *params):
         ctx.training, ctx.cfg = training, cfg
-        weights, biases = training.ns["_split"]([p.detach() for p in params])
-        y, saved = training.forward(x.detach(), weights, biases, cfg)
+        # autograd records nothing in here: the inputs need no detach
+        weights, biases = training.ns["_split"](params)
+        y, saved = training.forward(x, weights, biases, cfg)
         ctx.save_for_backward(x, *saved)
         return y
 
