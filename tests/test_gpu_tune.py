@@ -40,12 +40,12 @@ def _scribble(p):
     tl.store(p + (1 << 40), 1.0)  # far outside any allocation: an illegal address
 
 
-def crashing_measure(spec, bucket, config, workdir, seed):
+def crashing_measure(spec, bucket, config, *rest):
     """Runs in the worker: block_m 128 takes the CUDA context down, the rest is measured."""
     if config.block_m == 128:
         _scribble[(1,)](torch.empty(1, device="cuda"))
         torch.cuda.synchronize()
-    return measure_candidate(spec, bucket, config, workdir, seed)
+    return measure_candidate(spec, bucket, config, *rest)
 
 
 def test_real_candidates_are_verified_and_timed(tmp_path):

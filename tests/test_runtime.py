@@ -858,3 +858,19 @@ def test_direct_training_launches_run_the_binary_triton_would_pick(
     fused_names = {"train_forward_fused", "train_backward_fused", "train_wgrad_fused"}
     assert launched == (fused_names if fused else layers) | {"train_reduce"}
     assert all(kernels[name].direct for name in launched)
+
+
+def test_cluster_compiled_leaves_tritons_cached_kernel_unchanged():
+    """triton's warmup returns its cached kernel for a second plan of the same specialisation:
+    each plan gets the cluster metadata, the cached kernel keeps triton's own."""
+
+    class Compiled:
+        packed_metadata = (4, 1, 1000)
+        function = None
+
+    cached = Compiled()
+    kernel = type("Kernel", (), {"warmup": lambda self, *a, **k: cached})()
+    first = lanes.cluster_compiled(kernel, 16, 512, (8, 1, 1), [], 4, 1)
+    second = lanes.cluster_compiled(kernel, 16, 512, (8, 1, 1), [], 4, 1)
+    assert first.packed_metadata == second.packed_metadata == (4, 16, 1008 + 512)
+    assert cached.packed_metadata == (4, 1, 1000)

@@ -142,6 +142,8 @@ def cluster_compiled(kernel, ctas, buffer, grid, args, num_warps, num_stages):
     shared = (meta[2] + 15) // 16 * 16 + buffer  # the buffer 16-byte aligned: 16-byte stores
     if shared > SMEM_DEFAULT:  # triton opts in only where its own use passes the default
         opt_in_shared(kernel, compiled.function, shared)
+    # a copy: warmup hands out triton's cached kernel, which a later call must find unchanged
+    compiled = copy.copy(compiled)
     compiled.packed_metadata = (meta[0], ctas, shared)
     return compiled
 
