@@ -75,7 +75,11 @@ class Training:
         self.grad_inputs = grad_inputs(spec)
         # one_pass: where each layer's dW and db lie in the flat gradient (params values)
         self.passes, self.params = one_pass_layers(spec)
+        # the flat gradient's tensors dW0, [db0,] dW1, ...: their sizes, and (layer, dW's shape
+        # or None for a db, already 1-D) of each
         self.sizes = [n for p in self.passes for n in (p.n * p.k, p.n)[: 1 + spec.bias]]
+        self.parts = [(i, s) for i, p in enumerate(self.passes) for s in ((p.n, p.k), None)]
+        self.parts = self.parts if spec.bias else self.parts[::2]
         # default[bucket]: the config where the call's TUNED cell has no "train" value (`mlpgen
         # ... --train` stores one: a TrainConfig, or {"backward": "torch"})
         self.default = {b: default_for(spec, b).to_dict() for b in DEFAULT_BUCKETS}
@@ -314,13 +318,11 @@ class Training:
         flat = x.new_empty((self.params,))
         grid = (_cdiv(self.params, REDUCE_BLOCK), 1)
         launch((k.train_reduce, (self.params, REDUCE_BLOCK)), grid, [partials, flat, programs], 0)
-        grads = flat.split_with_sizes(self.sizes)  # w0, [b0,] w1, ...: one call for all
         need = need_layer or [True] * self.layers
-        per = 1 + self.bias
+        parts = flat.split_with_sizes(self.sizes)  # one call for all
         grads = [
-            (g.view(p.n, p.k) if j == 0 else g) if need[i] else None
-            for i, p in enumerate(self.passes)
-            for j, g in enumerate(grads[i * per : (i + 1) * per])
+            None if not need[i] else g if shape is None else g.view(shape)
+            for g, (i, shape) in zip(parts, self.parts)
         ]
         return dx, grads
 
