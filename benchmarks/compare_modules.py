@@ -10,8 +10,9 @@ and input. Each contender is checked against the fp32 reference before it is tim
 is mlpgen.timing.time_call's, the contenders interleaved over ROUNDS rounds (every other one
 in reverse order) and the median taken. Ratios are over the old module's time. With --json the
 table is written as a file that benchmarks/render.py renders ({title, command, header, rows,
-note}). With --ship LIMIT each NEW module that is nowhere slower (ship_verdicts) is copied over
-the OLD one, with its trial log: how a re-tune of a shipped module is shipped.
+note}). With --ship LIMIT each NEW module that is nowhere slower (ship_verdicts) gives the OLD
+one its GPU entries and trial log entries (ship): how a re-tune of a shipped module is shipped.
+Entries of other GPUs in the OLD module stay.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import statistics
 import sys
 from pathlib import Path
@@ -29,9 +29,10 @@ from pathlib import Path
 import torch
 
 from mlpgen.bench import build_sequential
-from mlpgen.emit import read_module
+from mlpgen.emit import DEFAULT_KEY, atomic_write, read_module, write_module
 from mlpgen.spec import KernelConfig
 from mlpgen.timing import time_call
+from mlpgen.trial_log import trial_log_path
 from mlpgen.verify import check, random_problem, reference
 
 ROUNDS = 6  # even: as many rounds in reverse order as forward
@@ -169,10 +170,25 @@ def main(argv=None) -> int:
     if args.ship is not None:  # the modules compared now, not the rows kept from earlier runs
         for name, fine in sorted(ship_verdicts(table, args.ship).items()):
             if fine:
-                for suffix in (".py", ".trials.json"):
-                    shutil.copy(args.new / f"{name}{suffix}", args.old / f"{name}{suffix}")
+                ship(args.new / f"{name}.py", args.old / f"{name}.py")
             print(f"{name}: {'shipped' if fine else 'kept: a batch over the limit'}")
     return 0
+
+
+def ship(new: Path, old: Path) -> None:
+    """Put the GPU entries of module `new` (and of its trial log) into module `old`, replacing
+    those GPUs' entries there and keeping every other GPU's."""
+    spec, tuned, prov = read_module(new)
+    for key, table in tuned.items():
+        if key != DEFAULT_KEY:
+            write_module(old, spec, key, table, prov.get(key), buckets=table)
+    new_log, old_log = trial_log_path(new), trial_log_path(old)
+    if new_log.exists():
+        log = json.loads(old_log.read_text()) if old_log.exists() else {}
+        fresh = json.loads(new_log.read_text())
+        log["spec"] = fresh["spec"]
+        log.setdefault("gpus", {}).update(fresh["gpus"])
+        atomic_write(old_log, json.dumps(log, indent=1, sort_keys=True) + "\n")
 
 
 def merged(table: dict, earlier: dict) -> dict:

@@ -8,6 +8,10 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
+from mlpgen.emit import DEFAULT_KEY, default_table, module_path, read_module, write_module
+from mlpgen.spec import MLPSpec
+from mlpgen.trial_log import trial_log_path
+
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location(
     "compare_modules", ROOT / "benchmarks/compare_modules.py"
@@ -82,26 +86,48 @@ def test_a_run_over_some_modules_keeps_the_other_modules_rows():
     assert compare_modules.merged(now, other) == now
 
 
-def test_ship_copies_the_retunes_that_pass_with_their_trial_logs(tmp_path, monkeypatch):
-    """--ship copies a passing re-tune and its trial log over the shipped files, and leaves a
-    failing one's alone; --merge keeps the stored rows of modules not compared now."""
+H200, H100 = "NVIDIA H200|sm90|132", "NVIDIA H100 80GB HBM3|sm90|132"
+
+
+def gpu_module(folder: Path, spec, key: str, us: float) -> Path:
+    """A module of `spec` in `folder` with a table for GPU `key`, and its trial log."""
+    table = {b: cell | {"us": us} for b, cell in default_table(spec, (1, 64)).items()}
+    path = write_module(module_path(folder, spec), spec, key, table, {"torch": key})
+    log_path = trial_log_path(path)
+    log = json.loads(log_path.read_text()) if log_path.exists() else {"spec": spec.to_dict()}
+    log.setdefault("gpus", {})[key] = {"buckets": {}, "provenance": {}}
+    log_path.write_text(json.dumps(log))
+    return path
+
+
+def test_ship_gives_the_passing_retunes_gpu_entries_and_keeps_other_gpus(tmp_path, monkeypatch):
+    """--ship puts a passing re-tune's GPU entries (module and trial log) into the shipped
+    module, keeping the entries of other GPUs there, and leaves a failing one alone; --merge
+    keeps the stored rows of modules not compared now."""
     old, new = tmp_path / "tuned", tmp_path / "retuned"
-    for folder in (old, new):
-        folder.mkdir()
-        for name in ("mlp_good", "mlp_bad"):
-            for suffix in (".py", ".trials.json"):
-                (folder / f"{name}{suffix}").write_text(f"{folder.name} {name}")
+    specs = {k: MLPSpec((8, w, 8), "relu", dtype="fp16") for k, w in (("good", 16), ("bad", 24))}
+    for spec in specs.values():
+        gpu_module(old, spec, H200, 10.0)
+        gpu_module(new, spec, H200, 9.0)
+        gpu_module(new, spec, H100, 8.0)
+    good, bad = (module_path(old, specs[k]) for k in ("good", "bad"))
+    before = bad.read_text(), trial_log_path(bad).read_text()
     table = tmp_path / "retuned.json"
     table.write_text(json.dumps({"header": HEADER, "rows": [row("mlp_other", 1, 0.5, "no")]}))
-    ratios = {"mlp_good": 1.01, "mlp_bad": 1.2}
+    ratios = {good.stem: 1.01, bad.stem: 1.2}
     monkeypatch.setattr(
         compare_modules, "compare", lambda o, n, batches: [row(n.stem, 1, ratios[n.stem], "no")]
     )
     args = [str(old), str(new), "--batches", "1", "--json", str(table), "--merge", "--ship", "1.03"]
     assert compare_modules.main(args) == 0
-    for suffix in (".py", ".trials.json"):
-        assert (old / f"mlp_good{suffix}").read_text() == "retuned mlp_good"
-        assert (old / f"mlp_bad{suffix}").read_text() == "tuned mlp_bad"
+    _, tuned, prov = read_module(good)
+    assert {k: v[1]["us"] for k, v in tuned.items() if k != DEFAULT_KEY} == {
+        H200: 9.0,
+        H100: 8.0,
+    }
+    assert prov[H100]["torch"] == H100 and prov[H200]["torch"] == H200
+    assert set(json.loads(trial_log_path(good).read_text())["gpus"]) == {H200, H100}
+    assert (bad.read_text(), trial_log_path(bad).read_text()) == before
     stored = json.loads(table.read_text())
-    assert [r[0] for r in stored["rows"]] == ["mlp_bad", "mlp_good", "mlp_other"]
+    assert [r[0] for r in stored["rows"]] == sorted([bad.stem, good.stem, "mlp_other"])
     assert stored["command"].endswith("--merge --ship 1.03")
