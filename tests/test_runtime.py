@@ -428,6 +428,28 @@ def test_the_direct_launch_is_for_the_verified_launcher_only(laned, launchers):
     assert direct == triton.__version__.startswith("3.6.")
 
 
+def test_a_runtime_launch_of_a_compiled_kernel_calls_the_verified_c_launch(
+    load_generated, monkeypatch, launchers
+):
+    """ModuleRuntime.run (how the training kernels launch): once a kernel is compiled, each
+    launch calls triton's C launch itself where the launcher is the verified one (its __call__
+    cannot run here: the _allocation it names is triton's), else the launcher."""
+    mod, _ = load_generated(SPEC)
+    rt = attach(mod, monkeypatch)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: -1)
+    args = [torch.empty(4), 5]
+    for name, own in (("3.6", ("COOP", "PDL")), ("other", (False, False))):
+        launcher = launchers[name](lambda *a: None)
+        kernel = (object(), ("TILE",))  # (function, tiles)
+        key = (kernel, -1, 4, 3, False, args[0].data_ptr() % 16 == 0)
+        compiled = types.SimpleNamespace(run=launcher, function="FUNCTION", packed_metadata="M")
+        rt.compiled[key] = compiled
+        for _ in range(2):
+            rt.run(kernel, (3, 2), args, 4, 3, 1, device=-1)
+        want = (3, 2, 1, 77, "FUNCTION", *own, None, None, "M", None, None, None, *args, "TILE")
+        assert launcher.calls == [want, want]
+
+
 def test_a_pdl_launch_shares_the_binary_of_the_launch_without(launchers):
     """Linked: the compiled kernel's binary, function and metadata, with a launcher of its own
     that sets launch_pdl (the original keeps its own); the C launch is still called directly."""

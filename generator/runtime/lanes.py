@@ -227,6 +227,7 @@ class ModuleRuntime:
         self.caller = ns["_CALLER_TENSORS"]
         self.fast = True  # off for good if a compiled kernel lacks what the direct launch uses
         self.compiled = {}  # (kernel, device, warps, stages, pdl, alignment...) -> CompiledKernel
+        self.direct = {}  # the same key -> (its launch, the arguments before the kernel's)
         self.lanes = {}  # (device index, M) -> Lane of the calls plan
         self.native = [None, None]  # the native extension's call and this module's state in it
         self.hidden = {}  # device -> (rows, [hidden buffers]) for the native lane's GEMMs
@@ -331,15 +332,17 @@ class ModuleRuntime:
         key = (kernel, device, num_warps, num_stages, pdl)
         key += tuple(a.data_ptr() % 16 == 0 for a in args[:caller])
         function, tiles = kernel
-        compiled = self.compiled.get(key)
-        if compiled is not None:
-            stream = _raw_stream(device)
-            meta = compiled.packed_metadata
-            g0, g1 = grid
-            compiled.run(
-                g0, g1, 1, stream, compiled.function, meta, None, None, None, *args, *tiles
-            )
+        launch = self.direct.get(key)
+        if launch is not None:
+            run, head = launch
+            run(grid[0], grid[1], 1, _raw_stream(device), *head, *args, *tiles)
             return
+        compiled = self.compiled.get(key)
+        if compiled is not None:  # its launch: triton's C launch where direct_launch verifies it
+            run, head = direct_launch(compiled.run)
+            head = (compiled.function, *head, compiled.packed_metadata, None, None, None)
+            self.direct[key] = (run, head)
+            return self.run(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
         if kernel in clusters or pdl:  # compiled, not launched (a plain cluster launch faults)
             base = key[:4] + (False,) + key[5:]  # a PDL launch shares its binary (Linked)
             if base not in self.compiled:
