@@ -283,6 +283,7 @@ def render_training(spec: MLPSpec) -> str:
             act_saves=ACTIVATIONS[spec.act].saved,
             out_saves=ACTIVATIONS[spec.out_act].saved,
             passes=passes,
+            offsets=one_pass_layers(spec)[0],
             params=params,
         )
     )

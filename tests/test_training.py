@@ -91,11 +91,13 @@ widths = tuple(int(w) for w in sys.argv[1].split(","))
 k = load_kernels(MLPSpec(widths, act="gelu", dtype="bf16"))
 for name in ("train_forward", "train_dgrad", "train_wgrad"):
     fn = getattr(k, name)
-    names = fn.arg_names[:-6]  # the runtime arguments, then K, N, a flag and the three tiles
     for kk, n in zip(widths[:-1], widths[1:]):
+        # the runtime arguments, then K, N, (train_wgrad: dW's and db's offsets), a flag, tiles
+        values = (kk, n, *((0, n * kk) if name == "train_wgrad" else ()), False, 128, 128, 64)
+        names = fn.arg_names[: -len(values)]
         sig = {a: "*bf16" if "_ptr" in a else "i32" for a in names}
-        sig |= {c: "constexpr" for c in fn.arg_names[-6:]}
-        constants = {(len(names) + i,): v for i, v in enumerate((kk, n, False, 128, 128, 64))}
+        sig |= {c: "constexpr" for c in fn.arg_names[-len(values) :]}
+        constants = {(len(names) + i,): v for i, v in enumerate(values)}
         aligned = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(names) if "_ptr" in a}
         c = compile(ASTSource(fn, sig, constants, aligned), target=GPUTarget("cuda", 90, 32),
                     options={"num_warps": 8, "num_stages": 3})
@@ -340,19 +342,21 @@ def test_split_weight_gradient_is_deterministic_and_reads_the_tuned_cell(load_ge
 
 
 @pytest.mark.interpret
-@pytest.mark.parametrize("one_pass", [None, "saved", "recompute"])
+@pytest.mark.parametrize("one_pass", [None, "split", "saved", "recompute"])
 def test_frozen_layers_and_input_only_gradients(load_generated, monkeypatch, one_pass):
     """Gradients only where asked: x and the last layer; the first layer's are never returned
-    (the default config, and the one_pass backward reading the saved forward or recomputing)."""
+    (the default config, the weight gradient's rows in two splits, and the one_pass backward
+    reading the saved forward or recomputing)."""
     spec = MLPSpec((10, 19, 6), act="relu", dtype="fp32")
     mod, _ = load_generated(spec)
     if one_pass is not None:
-        cfg = TrainConfig(**TILES, split=2, one_pass=True, recompute=one_pass == "recompute")
+        one, recompute = one_pass != "split", one_pass == "recompute"
+        cfg = TrainConfig(**TILES, split=2, one_pass=one, recompute=recompute)
         monkeypatch.setattr(train.training_of(mod), "default", {1: cfg.to_dict()})
     fused = mod.FusedMLP.from_module(sequential(spec.widths, "relu"))
     fused.linears[0].requires_grad_(False)
-    x = torch.randn(13, 10, requires_grad=True)
-    dy = torch.randn(13, 6)
+    x = torch.randn(37, 10, requires_grad=True)
+    dy = torch.randn(37, 6)
     (fused(x) * dy).sum().backward()
     assert fused.linears[0].weight.grad is None
     got = [x.grad, fused.linears[1].weight.grad, fused.linears[1].bias.grad]

@@ -73,7 +73,8 @@ class Training:
         # per layer, what the backward reads for act': "z" (the forward stores Z), "h" (act' is
         # a function of the output, kept anyway: no Z), None (the identity)
         self.grad_inputs = grad_inputs(spec)
-        # one_pass: where each layer's dW and db lie in the flat gradient (params values)
+        # where each layer's dW and db lie in the flat gradient (params values) that every backward
+        # writes (one_pass: its passes)
         self.passes, self.params = one_pass_layers(spec)
         # the flat gradient's tensors dW0, [db0,] dW1, ...: their sizes, and (layer, dW's shape
         # or None for a db, already 1-D) of each
@@ -263,33 +264,38 @@ class Training:
         splits = max(1, min(cfg["split"], _cdiv(size_hint(m), bm)))
         rows = _cdiv(_cdiv(m, splits), bm) * bm  # a split's rows: whole row tiles
         need = [True] * layers if need_layer is None else need_layer
-        grads, parts, launches = [], [], []  # per layer: (dW, db), where they are written, args
-        for i, (h, g) in enumerate(zip([x, *hs], dzs)):
-            kk, n = widths[i], widths[i + 1]
-            out = [g.new_empty((n, kk))] + [g.new_empty((n,))] * self.bias
-            grads += out if need[i] else [None] * (1 + self.bias)
-            if need[i]:
-                part = out
-                if splits > 1:  # fp32 partials, one slice per split
-                    part = [p.new_empty((splits, *p.shape), dtype=torch.float32) for p in out]
-                parts += zip(part, out)
-                programs = _cdiv(n, bn) * (_cdiv(kk, bk) + self.bias)  # dW's tiles, db's
-                launches.append(([g, h, *part], programs, kk, n))
         partial = splits > 1
-        if len(launches) == layers:  # every layer's tiles in one launch: each dZ and input first
-            programs = sum(t for _, t, _, _ in launches)
-            args = [a for layer, _, _, _ in launches for a in layer[:2]]
-            args += [a for layer, _, _, _ in launches for a in layer[2:]]
+        flat = x.new_empty((self.params,))
+        # the kernels write each layer's dW and db at its offsets of the flat gradient, or of a
+        # split's row of the fp32 partials, which one train_reduce then sums into it
+        target = x.new_empty((splits, self.params), dtype=torch.float32) if partial else flat
+        tiles = [_cdiv(n, bn) * (_cdiv(kk, bk) + self.bias) for kk, n in zip(widths, widths[1:])]
+        if all(need):  # every layer's tiles in one launch: each dZ and input first
+            args = [t for pair in zip(dzs, [x, *hs]) for t in pair]
             kernel = (k.train_wgrad_fused, (partial, bm, bn, bk))
-            launch(kernel, (programs, splits), [*args, m, rows], 2 * layers)
+            launch(kernel, (sum(tiles), splits), [*args, target, m, rows], 2 * layers)
         else:
-            for args, programs, kk, n in launches:
-                kernel = (k.train_wgrad, (kk, n, partial, bm, bn, bk))
-                launch(kernel, (programs, splits), [*args, m, rows], 2)
-        for part, o in parts if partial else ():
-            grid = (_cdiv(o.numel(), REDUCE_BLOCK), 1)
-            launch((k.train_reduce, (o.numel(), REDUCE_BLOCK)), grid, [part, o, splits], 0)
-        return dx, grads
+            for i, (h, g, p) in enumerate(zip([x, *hs], dzs, self.passes)):
+                if need[i]:
+                    kernel = (k.train_wgrad, (p.k, p.n, p.w_at, p.b_at, partial, bm, bn, bk))
+                    launch(kernel, (tiles[i], splits), [g, h, target, m, rows], 2)
+        if partial:
+            self.reduce(target, flat, launch)
+        return dx, self.layer_grads(flat, need)
+
+    def reduce(self, partials, flat, launch) -> None:
+        """flat = the rows of the fp32 partials [rows, params] summed in row order."""
+        grid = (_cdiv(self.params, REDUCE_BLOCK), 1)
+        args = [partials, flat, partials.shape[0]]
+        launch((self.kernels.train_reduce, (self.params, REDUCE_BLOCK)), grid, args, 0)
+
+    def layer_grads(self, flat, need) -> list:
+        """[dW0, db0, dW1, ...] as views of the flat gradient (None where need[layer] is False)."""
+        parts = flat.split_with_sizes(self.sizes)  # one call for all
+        return [
+            None if not need[i] else g if shape is None else g.view(shape)
+            for g, (i, shape) in zip(parts, self.parts)
+        ]
 
     def one_pass_backward(
         self, gy, x, weights, biases, cfg, launch, need_x=True, need_layer=None, saved=None
@@ -316,15 +322,8 @@ class Training:
         args = [gy, x, *inputs, x if dx is None else dx, partials, m, rows]  # x: unread dx
         launch((kernel, (need_x, bm)), (programs, 1), args, caller)
         flat = x.new_empty((self.params,))
-        grid = (_cdiv(self.params, REDUCE_BLOCK), 1)
-        launch((k.train_reduce, (self.params, REDUCE_BLOCK)), grid, [partials, flat, programs], 0)
-        need = need_layer or [True] * self.layers
-        parts = flat.split_with_sizes(self.sizes)  # one call for all
-        grads = [
-            None if not need[i] else g if shape is None else g.view(shape)
-            for g, (i, shape) in zip(parts, self.parts)
-        ]
-        return dx, grads
+        self.reduce(partials, flat, launch)
+        return dx, self.layer_grads(flat, need_layer or [True] * self.layers)
 
 
 class _Function(torch.autograd.Function):
