@@ -433,12 +433,15 @@ def test_a_runtime_launch_of_a_compiled_kernel_calls_the_verified_c_launch(
 ):
     """ModuleRuntime.run (how the training kernels launch): once a kernel is compiled, each
     launch calls triton's C launch itself where the launcher is the verified one (its __call__
-    cannot run here: the _allocation it names is triton's), else the launcher."""
+    cannot run here: the _allocation it names is triton's) with the tensors' addresses, else the
+    launcher with the tensors."""
     mod, _ = load_generated(SPEC)
     rt = attach(mod, monkeypatch)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: -1)
     args = [torch.empty(4), 5]
-    for name, own in (("3.6", ("COOP", "PDL")), ("other", (False, False))):
+    verified = ("COOP", "PDL", None, None, "M", None, None, None, args[0].data_ptr(), 5)
+    other = (False, False, None, None, "M", None, None, None, *args)
+    for name, own in (("3.6", verified), ("other", other)):
         launcher = launchers[name](lambda *a: None)
         kernel = (object(), ("TILE",))  # (function, tiles)
         key = (kernel, -1, 4, 3, False, args[0].data_ptr() % 16 == 0)
@@ -446,7 +449,7 @@ def test_a_runtime_launch_of_a_compiled_kernel_calls_the_verified_c_launch(
         rt.compiled[key] = compiled
         for _ in range(2):
             rt.run(kernel, (3, 2), args, 4, 3, 1, device=-1)
-        want = (3, 2, 1, 77, "FUNCTION", *own, None, None, "M", None, None, None, *args, "TILE")
+        want = (3, 2, 1, 77, "FUNCTION", *own, "TILE")
         assert launcher.calls == [want, want]
 
 

@@ -227,7 +227,9 @@ class ModuleRuntime:
         self.caller = ns["_CALLER_TENSORS"]
         self.fast = True  # off for good if a compiled kernel lacks what the direct launch uses
         self.compiled = {}  # (kernel, device, warps, stages, pdl, alignment...) -> CompiledKernel
-        self.direct = {}  # the same key -> (its launch, the arguments before the kernel's)
+        # the same key -> (its launch, the arguments before the kernel's, whether the launch
+        # takes the tensors' addresses: triton's C launch, verified by direct_launch)
+        self.direct = {}
         self.lanes = {}  # (device index, M) -> Lane of the calls plan
         self.native = [None, None]  # the native extension's call and this module's state in it
         self.hidden = {}  # device -> (rows, [hidden buffers]) for the native lane's GEMMs
@@ -334,14 +336,17 @@ class ModuleRuntime:
         function, tiles = kernel
         launch = self.direct.get(key)
         if launch is not None:
-            run, head = launch
+            run, head, addresses = launch
+            if addresses:  # the C launch takes an int as it is; a tensor it checks again
+                args = [a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args]
             run(grid[0], grid[1], 1, _raw_stream(device), *head, *args, *tiles)
             return
         compiled = self.compiled.get(key)
         if compiled is not None:  # its launch: triton's C launch where direct_launch verifies it
             run, head = direct_launch(compiled.run)
+            addresses = run is not compiled.run
             head = (compiled.function, *head, compiled.packed_metadata, None, None, None)
-            self.direct[key] = (run, head)
+            self.direct[key] = (run, head, addresses)
             return self.run(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
         if kernel in clusters or pdl:  # compiled, not launched (a plain cluster launch faults)
             base = key[:4] + (False,) + key[5:]  # a PDL launch shares its binary (Linked)
