@@ -343,10 +343,9 @@ class ModuleRuntime:
             return
         compiled = self.compiled.get(key)
         if compiled is not None:  # its launch: triton's C launch where direct_launch verifies it
-            run, head = direct_launch(compiled.run)
-            addresses = run is not compiled.run
-            head = (compiled.function, *head, compiled.packed_metadata, None, None, None)
-            self.direct[key] = (run, head, addresses)
+            run, own = direct_launch(compiled.run)  # own: the C launch's arguments, if verified
+            head = (compiled.function, *own, compiled.packed_metadata, None, None, None)
+            self.direct[key] = (run, head, bool(own))
             return self.run(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
         if kernel in clusters or pdl:  # compiled, not launched (a plain cluster launch faults)
             base = key[:4] + (False,) + key[5:]  # a PDL launch shares its binary (Linked)
