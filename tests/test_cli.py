@@ -3,6 +3,7 @@ nothing written."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +54,7 @@ def test_generating_a_shipped_spec_without_a_gpu_keeps_the_module_as_it_is(tmp_p
     assert proc.returncode == 0, proc.stderr
     assert copy.read_text() == shipped.read_text()
     assert f"{Path('tuned') / shipped.name} is up to date" in proc.stderr
-    assert "keeps its tables for NVIDIA H200" in proc.stderr
+    assert re.search(r"keeps its tables for [^.]*NVIDIA H200", proc.stderr)
 
 
 @pytest.mark.interpret
