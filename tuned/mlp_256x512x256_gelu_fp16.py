@@ -37,6 +37,17 @@ _SEQUENTIAL = [(256, 512), torch.nn.GELU(), (512, 256)]
 # TUNED[gpu_key][bucket] -> the winning config, its kernel and times (us); "graph": the config
 # a CUDA graph captures where another wins there; "default": the heuristic for other GPUs.
 TUNED = {
+    "NVIDIA H100 80GB HBM3|sm90|132": {
+        1: {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 49.378, "eager_us": 10.64, "host_us": 6.898, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "train": {"backward": "torch", "host_us": 1077.526, "us": 63.492}, "us": 3.492},
+        16: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 47.596, "eager_us": 10.304, "graph": {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 64, "kernel": "_k_cluster_m1_c64_k256", "num_stages": 1, "num_warps": 4, "strategy": "cluster", "us": 5.266}, "host_us": 6.761, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "train": {"backward": "torch", "host_us": 1007.03, "us": 62.016}, "us": 4.868},
+        64: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 52.884, "eager_us": 10.432, "host_us": 7.343, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "train": {"backward": "torch", "host_us": 957.535, "us": 65.78}, "us": 4.928},
+        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 46.904, "eager_us": 10.8, "host_us": 6.919, "kernel": "_k_persist_m64_n32_k64", "num_stages": 3, "num_warps": 4, "pdl": True, "strategy": "persist", "train": {"backward": "torch", "host_us": 1012.335, "us": 77.56}, "us": 5.888},
+        1024: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_host_us": 70.716, "eager_us": 11.982, "host_us": 7.698, "kernel": "_k_persist_m128_n32_k64", "num_stages": 3, "num_warps": 4, "pdl": True, "strategy": "persist", "train": {"backward": "torch", "host_us": 1082.173, "us": 87.908}, "us": 8.208},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 69.051, "eager_us": 17.236, "host_us": 12.063, "kernel": "_k_persist_m64_n128_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist", "train": {"backward": "torch", "host_us": 1197.21, "us": 128.54}, "us": 13.002},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 69.332, "eager_us": 42.704, "host_us": 22.833, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "pdl": True, "strategy": "stream", "train": {"backward": "torch", "host_us": 1272.805, "us": 270.92}, "us": 23.788},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 143.911, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "train": {"backward": "torch", "us": 921.264}, "us": 92.626},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 503.744, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "train": {"backward": "torch", "us": 3076.672}, "us": 335.36},
+    },
     "NVIDIA H200|sm90|132": {
         1: {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 35.815, "eager_us": 10.758, "host_us": 5.974, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "train": {"backward": "torch", "host_us": 1003.866, "us": 55.044}, "us": 3.152},
         16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 38.801, "eager_us": 10.44, "host_us": 8.767, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "train": {"backward": "torch", "host_us": 1114.706, "us": 54.268}, "us": 4.504},
@@ -63,6 +74,7 @@ TUNED = {
 
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
+    "NVIDIA H100 80GB HBM3|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 256,512,256 --act gelu --dtype fp16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --train --seed 0 --timeout 90.0 --workers 1", "cuda": "13.0", "date": "2026-12-06T03:48:11", "exhaustive": False, "gpu": "NVIDIA H100 80GB HBM3", "measured": 330, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": 90.0, "torch": "2.11.0+cu130", "train": {"seconds": 106.7, "trials": None}, "trials": None, "triton": "3.6.0", "tuning_seconds": 44.6, "workers": 1},
     "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 256,512,256 --act gelu --dtype fp16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --trials 40 --train --seed 0 --workers 1", "compile_seconds": 27.2, "cuda": "13.0", "date": "2026-12-02T18:15:12", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "train": {"seconds": 64.4, "trials": None}, "trials": 40, "triton": "3.6.0", "tuning_seconds": 70.6, "workers": 1},
 }
 
@@ -321,6 +333,7 @@ def _k_stream_tma_c128(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M, BLOCK_M:
 
 # a TUNED cell's kernel name -> (the @triton.jit function, the tile sizes it passes as constexprs)
 KERNELS = {
+    "_k_persist_m128_n32_k64": (_k_persist, (128, 32, 32, 64)),
     "_k_persist_m16_n32_k64": (_k_persist, (16, 32, 32, 64)),
     "_k_persist_m32_n32_k64": (_k_persist, (32, 32, 32, 64)),
     "_k_persist_m32_n32_last16_k64": (_k_persist, (32, 32, 16, 64)),
