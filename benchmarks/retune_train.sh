@@ -3,7 +3,8 @@
 #   bash benchmarks/retune_train.sh [NAME...]   NAME: a module of tuned/ (default: the three
 #                                               modules the training targets name)
 # mlpgen retune --train-only searches each bucket's training step (the torch backward and the
-# kernel configs), the forward cells kept; run_public_matrix.sh --train then benches those
+# kernel configs), the forward cells kept (a module without this GPU's table: mlpgen retune
+# --train, forward and training step); run_public_matrix.sh --train then benches those
 # modules' training steps and renders BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,17 @@ if [[ ${#names[@]} -eq 0 ]]; then
 fi
 modules=()
 for name in "${names[@]}"; do
-    mlpgen retune "tuned/$name.py" --train-only --timeout "$TIMEOUT"
+    # a module without this GPU's forward table is tuned whole (forward, then training step)
+    if python3 - "tuned/$name.py" <<'PY'; then
+import sys
+from mlpgen.emit import read_module
+from mlpgen.tune import gpu_key
+sys.exit(0 if gpu_key(0) in read_module(sys.argv[1])[1] else 1)
+PY
+        mlpgen retune "tuned/$name.py" --train-only --timeout "$TIMEOUT"
+    else
+        mlpgen retune "tuned/$name.py" --train --timeout "$TIMEOUT"
+    fi
     modules+=("tuned/$name.py")
 done
 MODULES="${modules[*]}" bash benchmarks/run_public_matrix.sh --train --no-compile
