@@ -12,8 +12,9 @@ benchmarks/results/<gpu>/ holds what the commands wrote, as they wrote it:
     search/<table>.json         {"title", "command", "header", "rows"}       replay, ablation
     exhaustive/*.trials.json    exhaustive trial logs (read by tests, not rendered here)
 
-A section is rendered only where its files exist. Every table names the command that
-produced its numbers.
+A section is rendered only where its files exist, and only for the GPU folders of CLAIMED (the
+card the speed claims are made on); other GPUs' folders are kept as data, not rendered. Every
+table names the command that produced its numbers.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from mlpgen.report import bench_notes, fmt_speedup, fmt_us, grid
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-MAX_LINES = 400  # BENCHMARKS.md is read, not scrolled through (two GPUs: about 370)
+MAX_LINES = 300  # BENCHMARKS.md is read, not scrolled through
+CLAIMED = ("h200",)  # the GPU folders BENCHMARKS.md and README.md state results of
 
 HEADLINE = ("h200", "mlp_256x512x256_gelu_fp16")  # README's table: this GPU folder's module
 README_BATCHES = (1, 64, 1024, 16384, 262144)
@@ -57,7 +59,7 @@ SHARED_TEXT = (
 
 def load(results: Path = RESULTS) -> list[Gpu]:
     gpus = []
-    for folder in sorted(p for p in results.iterdir() if p.is_dir()):
+    for folder in sorted(p for p in results.iterdir() if p.is_dir() and p.name in CLAIMED):
         gpu = Gpu(folder.name)
         for kind, where in (
             ("bench", folder),

@@ -269,9 +269,8 @@ def render_training(spec: MLPSpec) -> str:
     generated module."""
     from mlpgen.render import MACROS, TL_DTYPES, environment
 
-    passes, params = one_pass_layers(spec)
-    if not one_pass_fits(spec, max(DOMAIN["num_warps"])):
-        passes = ()
+    offsets, params = one_pass_layers(spec)
+    passes = offsets if one_pass_fits(spec, max(DOMAIN["num_warps"])) else ()
     return (
         environment()
         .get_template("training.j2")
@@ -283,7 +282,7 @@ def render_training(spec: MLPSpec) -> str:
             act_saves=ACTIVATIONS[spec.act].saved,
             out_saves=ACTIVATIONS[spec.out_act].saved,
             passes=passes,
-            offsets=one_pass_layers(spec)[0],
+            offsets=offsets,
             params=params,
         )
     )

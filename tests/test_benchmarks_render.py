@@ -96,6 +96,16 @@ def test_a_module_row_has_its_times_and_speedups(results):
     assert "| NVIDIA H200 | NVIDIA H200\\|sm90\\|132 | 13.0 | 2.11.0 | 3.6.0 |" in text
 
 
+def test_only_the_claimed_gpus_results_are_rendered(results):
+    """Another card's results stay data: no section, no hardware row, no number of theirs."""
+    other = bench_run()
+    other["env"] = other["env"] | {"gpu": "NVIDIA H100 80GB HBM3"}
+    write(results / "h100", other)
+    text = render.benchmarks_md(render.load(results))
+    assert [gpu.folder for gpu in render.load(results)] == ["h200"]
+    assert "H100" not in text and "benchmarks/results/h100" not in text
+
+
 def test_a_wrong_cell_says_so_and_gets_no_speedup(results):
     data = bench_run()
     bad = next(r for r in data["results"] if r["batch"] == 1 and r["contender"] == "mlpgen")
