@@ -318,7 +318,8 @@ def test_the_compile_ops_backward_runs_one_pass(load_generated, recompute):
     weights, biases = mod._split([p.detach() for p in fused.parameters()])
     launched, launch = [], training.launcher(x, cfg)
     spy = lambda kernel, *a: launched.append(kernel[0].fn.__name__) or launch(kernel, *a)  # noqa: E731
-    dx, grads = training.gradients(dy, x, weights, biases, cfg, spy)
+    dx, flat = training.gradients(dy, x, weights, biases, cfg, spy)
+    grads = training.layer_grads(flat, [True] * training.layers)
     assert ("train_backward_one_pass_recompute" in launched) == recompute
     assert ("train_forward" in launched) == (not recompute)  # TILES: a launch per layer
     check_grads(spec, [dx, *grads], fused, x, dy)

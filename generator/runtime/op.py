@@ -110,20 +110,20 @@ def attach(ns):
     def fused_op_grads(
         gy: torch.Tensor, x: torch.Tensor, params: list[torch.Tensor]
     ) -> list[torch.Tensor]:
-        """The op's backward as torch.compile sees it, its own custom op: [dx, dw0, db0, ...] at
-        x for gy = dL/dy. The training kernels (mlpgen.runtime.train) on the GPU (the op's
-        forward saved only x: the training forward recomputes what they need); the torch path
-        elsewhere, like fused_op (the interpreter cannot run a kernel on the fake tensors that
-        tracing passes)."""
+        """The op's backward as torch.compile sees it, its own custom op: [dx, flat] at x for
+        gy = dL/dy, flat the parameters' gradients [dw0, db0, ...] flattened into one tensor (a
+        custom op's outputs may not alias each other, so the views are taken outside it). The
+        training kernels (mlpgen.runtime.train) on the GPU (the op's forward saved only x: the
+        training forward recomputes what they need); the torch path elsewhere, like fused_op
+        (the interpreter cannot run a kernel on the fake tensors that tracing passes)."""
         weights, biases = split(params)
         training = ns["_mlpgen"]("mlpgen.runtime.train")
         cfg = training.config(size_hint(x.shape[0]), x) if x.is_cuda else None
         if cfg is None:
             dx, grads = torch_gradients(ns, gy, x, params)
-            return [dx, *grads]
+            return [dx, torch.cat([g.reshape(-1) for g in grads])]
         launch = traced_launcher(x, cfg["num_warps"], cfg["num_stages"])
-        dx, grads = training.gradients(gy, x, weights, biases, cfg, launch)
-        return [dx, *grads]
+        return list(training.gradients(gy, x, weights, biases, cfg, launch))
 
     def setup_context(ctx, inputs, output):
         x, params = inputs
@@ -134,8 +134,9 @@ def attach(ns):
 
     def backward(ctx, gy):
         x, *params = ctx.saved_tensors
-        dx, *grads = getattr(ops, f"{name}_backward").default(gy.contiguous(), x, params)
-        return dx, grads
+        dx, flat = getattr(ops, f"{name}_backward").default(gy.contiguous(), x, params)
+        grads = flat.split_with_sizes([p.numel() for p in params])
+        return dx, [g.view_as(p) for g, p in zip(grads, params)]
 
     if not hasattr(ops, name):
         torch.library.triton_op(f"mlpgen::{name}_backward", fused_op_grads, mutates_args=())

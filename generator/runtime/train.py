@@ -174,18 +174,22 @@ class Training:
             weights = saved[:layers]
             biases = saved[layers:] if self.bias else None
             if cfg.get("one_pass"):  # the forward runs again inside the backward kernel
-                args = (gy, x, weights, biases, cfg, launch, needs[0], need_layer)
-                return self.one_pass_backward(*args)
+                args = (gy, x, weights, biases, cfg, launch, needs[0])
+                dx, flat = self.one_pass_backward(*args)
+                return dx, self.layer_grads(flat, need_layer)
             y, hs, zs = self.train_forward(x, weights, biases, cfg, launch)
         else:
             weights, hs = saved[:layers], saved[layers : 2 * layers - 1]
             rest = iter(saved[2 * layers - 1 :])
             y = next(rest) if self.grad_inputs[-1] == "h" else None
             zs = [next(rest) if s == "z" else None for s in self.grad_inputs]
-        return self.train_backward(gy, x, y, hs, zs, weights, cfg, launch, needs[0], need_layer)
+        args = (gy, x, y, hs, zs, weights, cfg, launch, needs[0], need_layer)
+        dx, flat = self.train_backward(*args)
+        return dx, self.layer_grads(flat, need_layer)
 
     def gradients(self, gy, x, weights, biases, cfg, launch) -> tuple:
-        """(dx, [dw0, db0, ...]) at x for gy = dL/dy, the training forward run first (the
+        """(dx, flat) at x for gy = dL/dy, flat the parameters' gradient [dW0, db0, dW1, ...]
+        flattened into one tensor, the training forward run first (the
         torch.compile op's backward, whose forward saves only x), launching through `launch`."""
         if x.is_cuda:
             self.swap(x.get_device())
@@ -226,14 +230,15 @@ class Training:
         return hs[-1], hs[:-1], zs
 
     def train_backward(self, gy, x, y, hs, zs, weights, cfg, launch, need_x=True, need_layer=None):
-        """(dx, [dw0, db0, dw1, ...]) from what train_forward returned, for a contiguous gy.
+        """(dx, flat) from what train_forward returned, for a contiguous gy; flat: the flat
+        gradient, which layer_grads views as [dW0, db0, dW1, ...].
         First every dZ_l, from the top: dZ_l = dH_l * act'(Z_l), dH_{l-1} = dZ_l W_l (one
         launch where cfg["fused"]); then per layer dW_l = dZ_l^T H_{l-1} and db_l = dZ_l summed
         over rows, the rows cut into cfg["split"] ranges whose fp32 partials train_reduce sums
-        in order (deterministic). need_x / need_layer[l] False: that gradient is None."""
+        in order (deterministic). need_x False: dx is None; need_layer[l] False: layer l's part
+        of flat is left unwritten."""
         if cfg.get("one_pass"):
-            args = (gy, x, weights, None, cfg, launch, need_x, need_layer, (y, hs, zs))
-            return self.one_pass_backward(*args)
+            return self.one_pass_backward(gy, x, weights, None, cfg, launch, need_x, (y, hs, zs))
         k, widths, layers = self.kernels, self.widths, self.layers
         m = x.shape[0]
         bm, bn, bk = cfg["block_m"], cfg["block_n"], cfg["block_k"]
@@ -281,7 +286,7 @@ class Training:
                     launch(kernel, (tiles[i], splits), [g, h, target, m, rows], 2)
         if partial:
             self.reduce(target, flat, launch)
-        return dx, self.layer_grads(flat, need)
+        return dx, flat
 
     def reduce(self, partials, flat, launch) -> None:
         """flat = the rows of the fp32 partials [rows, params] summed in row order."""
@@ -297,10 +302,8 @@ class Training:
             for g, (i, shape) in zip(parts, self.parts)
         ]
 
-    def one_pass_backward(
-        self, gy, x, weights, biases, cfg, launch, need_x=True, need_layer=None, saved=None
-    ):
-        """(dx, [dw0, db0, ...]) by the one_pass kernel: cfg["split"] programs, each over whole
+    def one_pass_backward(self, gy, x, weights, biases, cfg, launch, need_x=True, saved=None):
+        """(dx, flat) by the one_pass kernel: cfg["split"] programs, each over whole
         row tiles, carry the dZ down every layer in registers and write dx and their partial
         dW, db (fp32, one row each); train_reduce sums the rows in program order into one flat
         gradient, which each layer's dW and db view. saved: train_forward's (y, hs, zs), which
@@ -323,7 +326,7 @@ class Training:
         launch((kernel, (need_x, bm)), (programs, 1), args, caller)
         flat = x.new_empty((self.params,))
         self.reduce(partials, flat, launch)
-        return dx, self.layer_grads(flat, need_layer or [True] * self.layers)
+        return dx, flat
 
 
 class _Function(torch.autograd.Function):
