@@ -173,6 +173,37 @@ def test_the_lane_steps_aside_when_a_gradient_is_needed(laned):
     assert fused.linears[0].weight.grad is not None
 
 
+def test_a_training_call_skips_the_general_paths_checks_once_its_parameters_passed(
+    laned, monkeypatch
+):
+    """A call that autograd differentiates goes from the lean call straight to the module's
+    Training (Training.run), without the general path's checks; parameters that do not fit,
+    and out=, still reach the general path, which says what is wrong."""
+    mod, fused, fake = laned
+    checked, ran = [], []
+    check = mod._check
+    monkeypatch.setattr(mod, "_check", lambda *a: checked.append(1) or check(*a))
+    training = mod._mlpgen("mlpgen.runtime.train")
+    run = training.run
+    spy = lambda x, params: ran.append(len(params)) or run(x, params)  # noqa: E731
+    monkeypatch.setattr(training, "run", spy)
+    x = torch.randn(M, 20)
+    for _ in range(2):
+        y = fused(x)
+    assert ran == [4, 4] and checked == [] and fake.calls == []
+    y.sum().backward()
+    seq = fused.to_module()
+    seq(x).sum().backward()
+    for got, want in zip(fused.parameters(), seq.parameters()):
+        torch.testing.assert_close(got.grad, want.grad, atol=1e-4, rtol=1e-4)
+    w, b = weights_biases(fused)
+    with pytest.raises(ValueError, match="layer 1 weight has shape"):
+        mod.mlp(x, [w[0], torch.randn(7, 32, requires_grad=True)], b)
+    assert checked and ran == [4, 4]  # the general path checked it
+    with pytest.raises(RuntimeError, match="does not support automatic differentiation"):
+        fused(x, out=torch.empty(M, 7))
+
+
 def test_the_lane_steps_aside_on_another_current_device(laned, monkeypatch):
     mod, fused, fake = laned
     monkeypatch.setattr(lanes, "_current_device", lambda: 0)

@@ -387,7 +387,7 @@ def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
 
     spec = MLPSpec((6, 9, 4), act="tanh", dtype="fp16")
     mod, _ = load_generated(spec)
-    x = SimpleNamespace(is_cuda=True, dtype=torch.float16, device=None)
+    x = SimpleNamespace(is_cuda=True, dtype=torch.float16, device=None, get_device=lambda: 0)
     cfg = TrainConfig(**TILES, split=2).to_dict()
     cells = {b: dict(c) for b, c in mod.TUNED["default"].items()}
     monkeypatch.setattr(mod, "TUNED", {**mod.TUNED, "tuned|sm90|1": cells})
@@ -416,7 +416,7 @@ def test_which_backward_a_gpu_trains_with(load_generated, monkeypatch):
     monkeypatch.delenv("MLPGEN_TRAIN_KERNELS")
     fp32, _ = load_generated(MLPSpec((6, 9, 4), act="tanh", dtype="fp32"))
     monkeypatch.setattr(fp32, "gpu_key", lambda device=None: "other|sm90|1")
-    x32 = SimpleNamespace(is_cuda=True, dtype=torch.float32, device=None)
+    x32 = SimpleNamespace(is_cuda=True, dtype=torch.float32, device=None, get_device=lambda: 0)
     with pytest.warns(UserWarning, match="no tuned configs"):
         assert train.training_of(fp32).config(37, x32) is None
     want = fp32.pick_cell(train.training_of(fp32).default, 37)

@@ -461,7 +461,8 @@ class ModuleRuntime:
 
     def _make_lean(self):
         """The lean call: y = MLP(x) through its lane, or None where the call needs the
-        module's general path (which then checks it and reports what is wrong). A lane takes
+        module's general path (which then checks it and reports what is wrong). A training call
+        (autograd differentiates y) goes to the module's Training (train). A lane takes
         an inference call (no gradient, no CUDA graph capture where the table has graph cells)
         on a contiguous input (leading dims viewed as one) with parameters (w0, [b0,] w1, ...)
         of this dtype, contiguous, on the input's device, and 16-byte aligned for a kernel lane.
@@ -497,6 +498,26 @@ class ModuleRuntime:
                 and (yp >= xp + m * row_bytes[0] or xp >= yp + m * row_bytes[1])
             )
 
+        trained = [None, ()]  # the parameters' addresses and weak references train last saw
+
+        def train(x, params):
+            """A training call (autograd differentiates y) straight to the module's Training,
+            the general path's checks skipped once these parameters passed them."""
+            training = ns["_mlpgen"]("mlpgen.runtime.train")
+            if training is None or x.shape[1] != k0 or not x.is_contiguous():
+                return None
+            if x.shape[0] == 0:  # no rows: the general path's torch ops
+                return None
+            try:
+                ptrs = [p.data_ptr() for p in params]
+            except (AttributeError, RuntimeError):  # not tensors, or sparse ones
+                return None
+            if ptrs != trained[0] or not all(map(_is, map(_deref, trained[1]), params)):
+                if not params_fit(params, x.get_device(), False, ptrs):
+                    return None
+                trained[:] = [ptrs, [weakref.ref(p) for p in params]]
+            return training.run(x, params)
+
         def lean(x, params, out=None):
             if nat[0] is not None:
                 y = nat[0](nat[1], x, params, out)
@@ -520,6 +541,13 @@ class ModuleRuntime:
                 return out if out is not None else y.view(*shape[:-1], n_out)
             if x.dtype is not dtype:
                 return None
+            if torch.is_grad_enabled():
+                try:
+                    grad = x.requires_grad or any(p.requires_grad for p in params)
+                except AttributeError:  # not tensors: the general path says what it expected
+                    return None
+                if grad:  # out= refuses autograd on the general path
+                    return None if out is not None else train(x, params)
             lane = lanes.get((x.get_device(), shape[0]))
             if lane is None or shape[1] != k0 or not x.is_contiguous():
                 return None
@@ -532,10 +560,6 @@ class ModuleRuntime:
                 if not params_fit(params, device, lane.run is not None, ptrs):
                     return None
                 lane.checked, lane.held = ptrs, [weakref.ref(p) for p in params]
-            if torch.is_grad_enabled() and (
-                x.requires_grad or any(p.requires_grad for p in params)
-            ):
-                return None
             if ns["_GRAPH_CELLS"] and torch.cuda.is_current_stream_capturing():
                 return None
             if out is not None:

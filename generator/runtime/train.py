@@ -105,15 +105,20 @@ class Training:
         if not self.by_kernels(x):
             return None
         ns = self.ns
+        forced = os.environ.get("MLPGEN_TRAIN_KERNELS") == "1"
+        memo = ("train", x.get_device(), m, forced)  # in the module's cache of picked cells
+        if memo in ns["_CONFIGS"]:
+            return ns["_CONFIGS"][memo]
         key = ns["gpu_key"](x.device) if x.is_cuda else "default"
         cfg = ns["config_for"](m, key).get("train")
         untuned = (key not in ns["TUNED"] or key == "default") and (
             self.gpu_trains_untuned or not x.is_cuda
         )
-        if cfg is None and (untuned or os.environ.get("MLPGEN_TRAIN_KERNELS") == "1"):
+        if cfg is None and (untuned or forced):
             cfg = pick_cell(self.default, m)
-        if cfg is None or cfg.get("backward") == "torch":
-            return None
+        if cfg is not None and cfg.get("backward") == "torch":
+            cfg = None
+        ns["_CONFIGS"][memo] = cfg
         return cfg
 
     def swap(self, device: int) -> None:
@@ -147,10 +152,14 @@ class Training:
     def apply(self, x, weights, biases) -> torch.Tensor:
         """y for a contiguous [M, in] x that autograd differentiates: by the training kernels of
         config(M), or where that is None by the module's torch path (eager's ops, eager's step)."""
+        return self.run(x, self.ns["_join"](weights, biases))
+
+    def run(self, x, params) -> torch.Tensor:
+        """apply's y from the flat parameter list (w0, [b0,] w1, ...)."""
         cfg = self.config(x.shape[0], x)
         if cfg is None:
-            return self.ns["reference"](x, weights, biases)
-        return _Function.apply(self, cfg, x, *self.ns["_join"](weights, biases))
+            return self.ns["reference"](x, *self.ns["_split"](params))
+        return _Function.apply(self, cfg, x, *params)
 
     def forward(self, x, weights, biases, cfg) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """(y, what the backward needs saved) of a training call with config cfg, for a
