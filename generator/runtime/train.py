@@ -197,9 +197,9 @@ class Training:
         return dx, self.layer_grads(flat, need_layer)
 
     def gradients(self, gy, x, weights, biases, cfg, launch) -> tuple:
-        """(dx, flat) at x for gy = dL/dy, flat the parameters' gradient [dW0, db0, dW1, ...]
-        flattened into one tensor, the training forward run first (the
-        torch.compile op's backward, whose forward saves only x), launching through `launch`."""
+        """(dx, flat) at x for gy = dL/dy (flat: the parameters' gradients dW0, db0, dW1, ...
+        in one tensor), the training forward run first (the torch.compile op's backward, whose
+        forward saves only x), launching through `launch`."""
         if x.is_cuda:
             self.swap(x.get_device())
         if cfg.get("one_pass") and cfg.get("recompute"):
@@ -312,12 +312,11 @@ class Training:
         ]
 
     def one_pass_backward(self, gy, x, weights, biases, cfg, launch, need_x=True, saved=None):
-        """(dx, flat) by the one_pass kernel: cfg["split"] programs, each over whole
-        row tiles, carry the dZ down every layer in registers and write dx and their partial
-        dW, db (fp32, one row each); train_reduce sums the rows in program order into one flat
-        gradient, which each layer's dW and db view. saved: train_forward's (y, hs, zs), which
-        the kernel reads; None: the kernel runs the forward itself (recompute, from the
-        biases)."""
+        """(dx, flat) by the one_pass kernel: cfg["split"] programs, each over whole row tiles,
+        carry the dZ down every layer in registers and write dx and their partial dW, db (fp32,
+        one row each); train_reduce sums the rows in program order into the flat gradient.
+        saved: train_forward's (y, hs, zs), which the kernel reads; None: the kernel runs the
+        forward itself (recompute, from the biases)."""
         k, m, bm = self.kernels, x.shape[0], cfg["block_m"]
         programs = max(1, min(cfg["split"], _cdiv(size_hint(m), bm)))
         rows = _cdiv(_cdiv(m, programs), bm) * bm
