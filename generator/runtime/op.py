@@ -135,8 +135,7 @@ def attach(ns):
     def backward(ctx, gy):
         x, *params = ctx.saved_tensors
         dx, flat = getattr(ops, f"{name}_backward").default(gy.contiguous(), x, params)
-        grads = flat.split_with_sizes([p.numel() for p in params])
-        return dx, [g.view_as(p) for g, p in zip(grads, params)]
+        return dx, ns["_mlpgen"]("mlpgen.runtime.train").layer_grads(flat)
 
     if not hasattr(ops, name):
         torch.library.triton_op(f"mlpgen::{name}_backward", fused_op_grads, mutates_args=())

@@ -303,11 +303,12 @@ class Training:
         args = [partials, flat, partials.shape[0]]
         launch((self.kernels.train_reduce, (self.params, REDUCE_BLOCK)), grid, args, 0)
 
-    def layer_grads(self, flat, need) -> list:
-        """[dW0, db0, dW1, ...] as views of the flat gradient (None where need[layer] is False)."""
+    def layer_grads(self, flat, need=None) -> list:
+        """[dW0, db0, dW1, ...] as views of the flat gradient (None where need[layer] is False;
+        need None: every layer's)."""
         parts = flat.split_with_sizes(self.sizes)  # one call for all
         return [
-            None if not need[i] else g if shape is None else g.view(shape)
+            None if need is not None and not need[i] else g if shape is None else g.view(shape)
             for g, (i, shape) in zip(parts, self.parts)
         ]
 
