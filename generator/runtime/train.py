@@ -231,7 +231,7 @@ class Training:
             return hs[-1], hs[:-1], zs
         for i, (src, w, b, z, h) in enumerate(zip([x, *hs], weights, biases, zs, hs)):
             kk, n = widths[i], widths[i + 1]
-            grid = (_cdiv(m, bm), _cdiv(n, bn))
+            grid = (_cdiv(m, bm) * _cdiv(n, bn), 1)
             bias = [b] if self.bias else []
             z = h if z is None else z  # h: an unused placeholder
             tiles = (kk, n, i == self.layers - 1, bm, bn, bk)
@@ -272,7 +272,7 @@ class Training:
                 if dh is None:
                     continue
                 s = saved[i - 1] if i > 0 else None
-                grid = (_cdiv(m, bm), _cdiv(widths[i], bn))
+                grid = (_cdiv(m, bm) * _cdiv(widths[i], bn), 1)
                 kernel = (k.train_dgrad, (widths[i], widths[i + 1], s is not None, bm, bn, bk))
                 launch(kernel, grid, [dzs[i], weights[i], dh if s is None else s, dh, m], 2)
         splits = max(1, min(cfg["split"], _cdiv(size_hint(m), bm)))
