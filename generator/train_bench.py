@@ -169,16 +169,16 @@ class TrainModels(Models):
     train = True
 
     def environment(self, mod, batches: Sequence[int], device) -> dict:
-        """Per batch, which backward the module's training steps run: its kernels or the torch
-        ops (where they are off, or the bucket's tuned "train" is the torch backward); and
-        MLPGEN_TRAIN_KERNELS where set (a forced choice, recorded with the run)."""
+        """Per batch, which backward the module's training steps run: its kernels, cuBLASLt's
+        GEMMs ("cublaslt") or the torch ops (where they are off, or the bucket's tuned "train"
+        is the torch backward); and MLPGEN_TRAIN_KERNELS where set (a forced choice, recorded
+        with the run)."""
         probe = torch.empty(1, self.spec.widths[0], dtype=self.weights[0].dtype, device=device)
-        env = {
-            "backward": {
-                str(b): "torch" if training_of(mod).config(b, probe) is None else "kernels"
-                for b in batches
-            }
-        }
+        backward = {}
+        for b in batches:
+            cfg = training_of(mod).config(b, probe)
+            backward[str(b)] = "torch" if cfg is None else cfg.get("backward", "kernels")
+        env = {"backward": backward}
         if os.environ.get("MLPGEN_TRAIN_KERNELS"):
             env["MLPGEN_TRAIN_KERNELS"] = os.environ["MLPGEN_TRAIN_KERNELS"]
         return env

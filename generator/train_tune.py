@@ -56,6 +56,7 @@ from mlpgen.training import (
     DOMAIN,
     MAX_WORKSPACE,
     MIN_SPLIT_ROWS,
+    LtBackward,
     TorchBackward,
     TrainChoice,
     TrainConfig,
@@ -81,6 +82,7 @@ from mlpgen.tune import (
 )
 
 TORCH_BACKWARD = TorchBackward()
+LT_BACKWARD = LtBackward()
 # A bucket's default budget: a quarter of its candidates within these (the forward's is 12 to 48;
 # `--trials` sets both): a train candidate's step launches several kernels, each compiled anew
 # per config and per specialisation of M, so each costs more than a forward candidate.
@@ -89,13 +91,15 @@ TRAIN_BUDGET = (8, 24)
 
 @dataclass(frozen=True)
 class TrainSpace:
-    """A bucket's train candidates, in tune.Objective's terms: the torch backward (a strategy
-    of no fields) and the TrainConfig points of `fields` (strategy "kernels") that fit."""
+    """A bucket's train candidates, in tune.Objective's terms: the torch backward and, where
+    `lt`, cuBLASLt's step (strategies of no fields), and the TrainConfig points of `fields`
+    (strategy "kernels") that fit."""
 
     bucket: int
     fields: dict[str, tuple[int, ...]]
     candidates: tuple[TrainChoice, ...]
     dropped: tuple = ()
+    lt: bool = False
 
     def __contains__(self, choice) -> bool:
         return choice in self._members
@@ -105,7 +109,8 @@ class TrainSpace:
         return frozenset(self.candidates)
 
     def domains(self) -> dict[str, dict[str, tuple[int, ...]]]:
-        return {TorchBackward.strategy: {}, TrainConfig.strategy: self.fields}
+        fieldless = (TorchBackward, LtBackward) if self.lt else (TorchBackward,)
+        return {**{c.strategy: {} for c in fieldless}, TrainConfig.strategy: self.fields}
 
 
 def train_space(spec: MLPSpec, bucket: int) -> TrainSpace:
@@ -126,7 +131,18 @@ def train_space(spec: MLPSpec, bucket: int) -> TrainSpace:
         for c in configs
         if not c.one_pass or one_pass_fits(spec, c.num_warps, c.block_m, c.recompute)
     )
-    return TrainSpace(bucket, fields, (TORCH_BACKWARD, *configs))
+    lt = lt_trains(spec)
+    firsts = (TORCH_BACKWARD, LT_BACKWARD) if lt else (TORCH_BACKWARD,)
+    return TrainSpace(bucket, fields, (*firsts, *configs), lt=lt)
+
+
+def lt_trains(spec: MLPSpec) -> bool:
+    """Whether cuBLASLt's step is a candidate: on a GPU, where cublaslt fits the spec."""
+    import torch
+
+    from mlpgen.runtime.cublaslt import fits
+
+    return torch.cuda.is_available() and fits(spec) is None
 
 
 def train_encoding(space: TrainSpace) -> Encoding:
@@ -134,7 +150,8 @@ def train_encoding(space: TrainSpace) -> Encoding:
 
 
 def build_choice(strategy: str, **fields) -> TrainChoice:
-    return TORCH_BACKWARD if strategy == TorchBackward.strategy else TrainConfig(**fields)
+    fieldless = {c.strategy: c for c in (TORCH_BACKWARD, LT_BACKWARD)}
+    return fieldless[strategy] if strategy in fieldless else TrainConfig(**fields)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,7 +340,7 @@ class TrainBucket:
 def firsts(spec: MLPSpec, bucket: int, previous: dict) -> list[TrainChoice]:
     """Measured first: the torch backward, default_for, its one_pass forms where the spec fits
     them, and this GPU's earlier train winner of the bucket."""
-    out = [TORCH_BACKWARD, default_for(spec, bucket)]
+    out = [TORCH_BACKWARD, *[LT_BACKWARD] * lt_trains(spec), default_for(spec, bucket)]
     out += one_pass_for(spec, bucket)
     if "train" in previous.get(bucket, {}):
         out.append(train_choice(previous[bucket]["train"]))

@@ -102,12 +102,27 @@ class TorchBackward:
         return {"backward": "torch"}
 
 
-TrainChoice = TrainConfig | TorchBackward
+@dataclass(frozen=True)
+class LtBackward:
+    """The train candidate whose GEMMs are cuBLASLt's (mlpgen.runtime.cublaslt): the forward
+    keeps each hidden layer's pre-activation (or ReLU mask) as its GEMM's epilogue writes it,
+    and the backward's GEMMs apply act' in theirs, so no pass of its own applies the activation
+    or its derivative. Where cublaslt.fits the spec (relu and gelu_tanh) and on a GPU; a TUNED
+    cell holds it as "train": {"backward": "cublaslt"}."""
+
+    strategy: ClassVar[str] = "cublaslt"
+
+    def to_dict(self) -> dict:
+        return {"backward": self.strategy}
+
+
+TrainChoice = TrainConfig | TorchBackward | LtBackward
 
 
 def train_choice(d: dict) -> TrainChoice:
     """A TUNED cell's "train" value as its candidate."""
-    return TorchBackward() if d.get("backward") == "torch" else TrainConfig.from_dict(d)
+    named = {c.strategy: c for c in (TorchBackward(), LtBackward())}
+    return named[d["backward"]] if "backward" in d else TrainConfig.from_dict(d)
 
 
 def train_layers(spec: MLPSpec) -> tuple[Layer, ...]:

@@ -20,11 +20,18 @@ import os
 import torch
 
 from mlpgen.dispatch import pick_cell
+from mlpgen.runtime import cublaslt
 from mlpgen.runtime.kernel_files import file_source, import_source
 from mlpgen.runtime.op import size_hint
 from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.spec import MLPSpec
-from mlpgen.training import default_for, grad_inputs, one_pass_layers, render_training
+from mlpgen.training import (
+    LtBackward,
+    default_for,
+    grad_inputs,
+    one_pass_layers,
+    render_training,
+)
 
 REDUCE_BLOCK = 1024  # elements a train_reduce program sums
 
@@ -68,6 +75,7 @@ class Training:
         spec = MLPSpec.from_dict(ns["SPEC"])
         self.kernels = load_kernels(spec)
         self.widths = list(spec.widths)
+        self.act = spec.act
         self.layers = len(spec.widths) - 1
         self.bias = spec.bias
         # per layer, what the backward reads for act': "z" (the forward stores Z), "h" (act' is
@@ -118,6 +126,8 @@ class Training:
             cfg = pick_cell(self.default, m)
         if cfg is not None and cfg.get("backward") == "torch":
             cfg = None
+        if cfg is not None and cfg.get("backward") == LtBackward.strategy and not x.is_cuda:
+            cfg = None  # cuBLASLt: on a GPU only
         ns["_CONFIGS"][memo] = cfg
         return cfg
 
@@ -166,6 +176,8 @@ class Training:
         contiguous [M, in] x: with "recompute" the module's inference forward and the parameters
         only, else the training forward's hidden outputs (and Z where act' reads it) as eager
         autograd saves them."""
+        if cfg.get("backward") == LtBackward.strategy:
+            return self.lt_forward(x, weights, biases)
         if cfg.get("recompute"):
             return self.ns["_forward"](x, weights, biases), [*weights, *(biases or [])]
         y, hs, zs = self.train_forward(x, weights, biases, cfg, self.launcher(x, cfg))
@@ -175,10 +187,13 @@ class Training:
     def backward(self, gy, x, saved, cfg, needs) -> tuple:
         """(dx, [dw0, db0, dw1, ...]) from forward's saved tensors, for a contiguous gy = dL/dy;
         needs: autograd's needs_input_grad of (x, *parameters) (None where not needed)."""
-        launch = self.launcher(x, cfg)
         layers = self.layers
         per = 1 + self.bias
         need_layer = [any(needs[1 + i * per : 1 + (i + 1) * per]) for i in range(layers)]
+        if cfg.get("backward") == LtBackward.strategy:
+            dx, flat = self.lt_backward(gy, x, saved, needs[0], need_layer)
+            return dx, self.layer_grads(flat, need_layer)
+        launch = self.launcher(x, cfg)
         if cfg.get("recompute"):
             weights = saved[:layers]
             biases = saved[layers:] if self.bias else None
@@ -206,6 +221,49 @@ class Training:
             return self.one_pass_backward(gy, x, weights, biases, cfg, launch)
         y, hs, zs = self.train_forward(x, weights, biases, cfg, launch)
         return self.train_backward(gy, x, y, hs, zs, weights, cfg, launch)
+
+    # -- cuBLASLt's GEMMs ---------------------------------------------------------------------
+
+    def lt_forward(self, x, weights, biases) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """forward's (y, saved) by cuBLASLt: each hidden layer's GEMM applies the activation and
+        keeps its aux (the pre-activation, or the ReLU mask) for the backward."""
+        m, act = x.shape[0], self.act
+        h, hs, auxes = x, [], []
+        for i, w in enumerate(weights):
+            y = x.new_empty((m, w.shape[0]))
+            bias = biases[i] if self.bias else None
+            if i == self.layers - 1:
+                cublaslt.linear(y, h, w, bias)
+            else:
+                auxes.append(cublaslt.aux_for(act, m, w.shape[0], x))
+                cublaslt.linear(y, h, w, bias, act, auxes[-1])
+            hs.append(h := y)
+        return y, [*weights, *hs[:-1], *auxes]
+
+    def lt_backward(self, gy, x, saved, need_x=True, need_layer=None) -> tuple:
+        """(dx, flat) from lt_forward's saved tensors, layer by layer from the top: dW_l by one
+        GEMM, db_l by torch's sum over the rows (fp32 accumulation, as eager's), then dZ_{l-1} =
+        (dZ_l W_l) * act'(aux) by one GEMM (act' in its epilogue). need_x, need_layer: as
+        train_backward's."""
+        layers, m = self.layers, x.shape[0]
+        weights, hs, auxes = saved[:layers], saved[layers : 2 * layers - 1], saved[2 * layers - 1 :]
+        need = [True] * layers if need_layer is None else need_layer
+        flat = x.new_empty((self.params,))
+        grads, per = self.layer_grads(flat), 1 + self.bias
+        dz, dx = gy, None
+        for i in reversed(range(layers)):
+            if need[i]:
+                cublaslt.weight_grad(grads[i * per], dz, x if i == 0 else hs[i - 1])
+                if self.bias:
+                    torch.sum(dz, 0, out=grads[i * per + 1])
+            if i > 0:
+                below = x.new_empty((m, self.widths[i]))
+                cublaslt.input_grad(below, dz, weights[i], self.act, auxes[i - 1])
+                dz = below
+            elif need_x:
+                dx = x.new_empty(x.shape)
+                cublaslt.input_grad(dx, dz, weights[0])
+        return dx, flat
 
     # -- the kernels' launches ---------------------------------------------------------------
 
