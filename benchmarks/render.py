@@ -191,7 +191,8 @@ TRAIN_TEXT = (
     "gradients of the input and of every weight and bias), each contender's output and "
     "gradients checked against the step in fp32 before it is timed. `backward`: what the module's "
     "steps ran, its training kernels (with MLPGEN_TRAIN_KERNELS=1: the untuned default configs "
-    "where the table has no searched backward) or eager's own ops. `bash "
+    "where the table has no searched backward), cuBLASLt's GEMMs with act and act' in their "
+    "epilogues (cublaslt) or eager's own ops. `bash "
     "benchmarks/retune_train.sh` searches the modules' training steps and re-runs these benches."
 )
 
