@@ -7,7 +7,8 @@ which checks that each row-major product is asked for with the right operands; o
 import pytest
 import torch
 import torch.nn.functional as F
-from test_training import check_grads, train_step
+from test_autograd import sequential
+from test_training import check_grads, saved_bytes, train_step
 
 from mlpgen.runtime import cublaslt, train
 from mlpgen.spec import MLPSpec
@@ -127,6 +128,24 @@ def test_the_step_asks_for_the_right_products(load_generated, monkeypatch, spec,
 TOL = {"rtol": 2e-2, "atol": 2e-2}
 
 
+@pytest.mark.parametrize("act", ["gelu_tanh", "relu"])
+def test_the_step_saves_what_eager_saves_and_relus_mask(load_generated, monkeypatch, act):
+    """The forward keeps what eager keeps (gelu: Z and H; relu: H), relu's mask beside: a bit
+    per hidden element."""
+    monkeypatch.setattr(cublaslt, "_gemm", emulated_gemm)
+    spec = MLPSpec((12, 40, 24, 8), act=act, dtype="fp32")
+    mod, _ = load_generated(spec)
+    seq = sequential(spec.widths, act)
+    fused = mod.FusedMLP.from_module(seq)
+    x = torch.randn(37, 12, requires_grad=True)
+    params = list(fused.parameters())
+    training = train.training_of(mod)
+    ours = saved_bytes(lambda: train._Function.apply(training, LT, x, *params))
+    eager = saved_bytes(lambda: seq(x))
+    masks = sum(37 * cublaslt.aux_ld(act, n) // 8 for n in spec.widths[1:-1])
+    assert 0 < ours <= eager + (masks if act == "relu" else 0)
+
+
 def test_a_cublaslt_cell_trains_by_torch_off_the_gpu(load_generated):
     """A table's cublaslt step is a GPU's: the interpreter's call takes the torch path."""
     spec = EMULATED[0]
@@ -200,3 +219,26 @@ def test_gpu_cublaslt_step_replays_in_a_cuda_graph(load_generated, lt_step):
     graph.replay()
     for g, w in zip(out, want):
         torch.testing.assert_close(g, w)
+
+
+@pytest.mark.gpu
+def test_gpu_compiled_cublaslt_bucket_takes_the_torch_ops(load_generated, lt_step, monkeypatch):
+    """torch.compile(fullgraph=True) of a step at a cublaslt bucket: one graph, whose backward
+    op computes eager's gradients by torch ops (cuBLASLt is not called through wrap_triton)."""
+    import sys
+
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    spec = GPU_SPECS[1]
+    mod, _ = load_generated(spec)
+    lt_step(mod)
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    fused, x, dy, _ = train_step(mod, spec, 1000, "cuda")  # an eager step: by cuBLASLt
+    monkeypatch.setattr(cublaslt, "_gemm", None)  # now any call of it fails
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend("inductor")
+    step = torch.compile(lambda x, dy: (fused(x) * dy).sum(), backend=counter, fullgraph=True)
+    xf = x.clone().requires_grad_()
+    step(xf, dy).backward()
+    assert counter.frame_count == 1
+    check_grads(spec, [xf.grad] + [p.grad for p in fused.parameters()], fused, x, dy)
