@@ -235,6 +235,7 @@ def test_gpu_compiled_cublaslt_bucket_takes_the_torch_ops(load_generated, lt_ste
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
     fused, x, dy, _ = train_step(mod, spec, 1000, "cuda")  # an eager step: by cuBLASLt
     monkeypatch.setattr(cublaslt, "_gemm", None)  # now any call of it fails
+    fused.zero_grad()  # the compiled step's gradients alone
     torch._dynamo.reset()
     counter = CompileCounterWithBackend("inductor")
     step = torch.compile(lambda x, dy: (fused(x) * dy).sum(), backend=counter, fullgraph=True)
