@@ -165,8 +165,11 @@ class Training:
         return self.run(x, self.ns["_join"](weights, biases))
 
     def run(self, x, params) -> torch.Tensor:
-        """apply's y from the flat parameter list (w0, [b0,] w1, ...)."""
+        """apply's y from the flat parameter list (w0, [b0,] w1, ...); cuBLASLt's step only
+        where every tensor is aligned as it needs (else the torch path)."""
         cfg = self.config(x.shape[0], x)
+        if cfg is not None and cfg.get("backward") == LtBackward.strategy:
+            cfg = cfg if cublaslt.aligned([x, *params]) else None
         if cfg is None:
             return self.ns["reference"](x, *self.ns["_split"](params))
         return _Function.apply(self, cfg, x, *params)
@@ -248,6 +251,7 @@ class Training:
         layers, m = self.layers, x.shape[0]
         weights, hs, auxes = saved[:layers], saved[layers : 2 * layers - 1], saved[2 * layers - 1 :]
         need = [True] * layers if need_layer is None else need_layer
+        gy = gy if cublaslt.aligned([gy]) else gy.clone()  # a fresh allocation is aligned
         flat = x.new_empty((self.params,))
         grads, per = self.layer_grads(flat), 1 + self.bias
         dz, dx = gy, None
