@@ -30,6 +30,7 @@ import itertools
 import os
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
@@ -533,18 +534,21 @@ def tune_with_training(path: Path, opts: TuneOptions, quiet: bool = False) -> di
 
 def tune_trains(path: Path, key: str, opts: TuneOptions, quiet: bool, device: int = 0) -> dict:
     """The train search on a module whose forward table for GPU `key` is written; the closing
-    line says where the training kernels won."""
+    line says where the training kernels and cuBLASLt's step won."""
+    spec = read_module(path)[0]
     if not quiet:
-        log("mlpgen: searching each bucket's training step: the torch backward or kernel configs")
-    measure = train_measure(read_module(path)[0], path, device, opts)
+        lt = ", cuBLASLt's step" if lt_trains(spec) else ""
+        log(f"mlpgen: searching each bucket's training step: the torch backward{lt} or kernels")
+    measure = train_measure(spec, path, device, opts)
     try:
         summary = tune_train(path, key, opts, measure, quiet)
     finally:
         measure.close()
     cells = [b["train"] for b in summary["buckets"].values() if b["train"] is not None]
-    kernels = sum(c.get("backward") != "torch" for c in cells)
+    won = Counter(c.get("backward", "kernels") for c in cells)
     log(
         f"mlpgen: searched the training step in {summary['seconds']:.0f}s ({summary['measured']} "
-        f"candidates measured): training kernels at {kernels} of {len(cells)} buckets"
+        f"candidates measured): training kernels at {won['kernels']}, cuBLASLt's step at "
+        f"{won[LtBackward.strategy]} of {len(cells)} buckets"
     )
     return summary
