@@ -339,8 +339,9 @@ class TrainBucket:
 
 
 def firsts(spec: MLPSpec, bucket: int, previous: dict) -> list[TrainChoice]:
-    """Measured first: the torch backward, default_for, its one_pass forms where the spec fits
-    them, and this GPU's earlier train winner of the bucket."""
+    """Measured first: the torch backward, cuBLASLt's step where it is a candidate (lt_trains),
+    default_for, its one_pass forms where the spec fits them, and this GPU's earlier train
+    winner of the bucket."""
     out = [TORCH_BACKWARD, *[LT_BACKWARD] * lt_trains(spec), default_for(spec, bucket)]
     out += one_pass_for(spec, bucket)
     if "train" in previous.get(bucket, {}):

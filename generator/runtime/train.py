@@ -10,7 +10,8 @@ mlpgen the module trains as eager does (its torch path under autograd).
 
 Layer l computes Z_l = H_{l-1} W_l^T + b_l and H_l = act(Z_l) (H_{-1} = x, H_{L-1} = y). The
 backward carries dZ_l = dH_l * act'(Z_l) down the layers (dH_{l-1} = dZ_l W_l) and forms
-dW_l = dZ_l^T H_{l-1} and db_l = sum over rows of dZ_l (mlpgen.training).
+dW_l = dZ_l^T H_{l-1} and db_l = sum over rows of dZ_l (mlpgen.training). A bucket whose tuned
+step is cuBLASLt's (training.LtBackward) runs those GEMMs by mlpgen.runtime.cublaslt instead.
 """
 
 from __future__ import annotations
