@@ -4,6 +4,8 @@ cuBLASLt's column-major contract (operand layouts, transposes, the epilogues the
 which checks that each row-major product is asked for with the right operands; on the GPU
 (`gpu` marker) cuBLASLt itself, against fp32 eager gradients."""
 
+import warnings
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -61,8 +63,9 @@ def mask_bits(aux, rows, cols, ld):
 
 
 def dgelu_tanh(z):
-    z = z.float().requires_grad_()
-    (g,) = torch.autograd.grad(F.gelu(z, approximate="tanh").sum(), z)
+    with torch.enable_grad():  # inside a backward too
+        z = z.float().requires_grad_()
+        (g,) = torch.autograd.grad(F.gelu(z, approximate="tanh").sum(), z)
     return g
 
 
@@ -150,6 +153,7 @@ def test_a_misaligned_input_takes_the_torch_path(load_generated, monkeypatch):
     """cuBLASLt needs 16-byte aligned tensors: a call whose x is a view at an odd offset trains
     by the torch path, an aligned one by cuBLASLt's step, both with eager's gradients."""
     monkeypatch.setattr(cublaslt, "_gemm", emulated_gemm)
+    monkeypatch.setattr(cublaslt, "plan_step", lambda *args: None)
     spec = EMULATED[0]
     mod, _ = load_generated(spec)
     training = train.training_of(mod)
@@ -166,6 +170,57 @@ def test_a_misaligned_input_takes_the_torch_path(load_generated, monkeypatch):
         (fused(xs) * dy).sum().backward()
         assert bool(ran) == by_lt
         check_grads(spec, [xs.grad] + [p.grad for p in fused.parameters()], fused, x, dy)
+
+
+@pytest.mark.parametrize("spec", EMULATED, ids=lambda s: s.name)
+def test_plan_step_plans_every_gemm_the_step_runs(load_generated, monkeypatch, spec):
+    """The GEMMs plan_step plans before the forward are exactly those the step's forward and
+    backward then run, so no backward meets a GEMM cuBLASLt has no algorithm for."""
+    planned, ran = set(), set()
+    monkeypatch.setattr(cublaslt, "_workspace", lambda device: None)
+
+    def plan(device, dtype, trans, shapes, epilogue, has_bias, ld_aux, ws):
+        planned.add((dtype, trans, shapes, epilogue, has_bias, ld_aux))
+
+    def run(d, a, b, trans, shapes, epilogue=cublaslt.DEFAULT, bias=None, aux=None, ld_aux=0):
+        ran.add((d.dtype, trans, shapes, epilogue, bias is not None, ld_aux))
+        emulated_gemm(d, a, b, trans, shapes, epilogue, bias, aux, ld_aux)
+
+    monkeypatch.setattr(cublaslt, "_plan_for", plan)
+    monkeypatch.setattr(cublaslt, "_gemm", run)
+    mod, _ = load_generated(spec)
+    monkeypatch.setattr(train.training_of(mod), "config", lambda m, x: LT)
+    fused, x, dy, got = train_step(mod, spec, 37)
+    assert ran and ran == planned
+    check_grads(spec, got, fused, x, dy)
+
+
+def test_a_step_cublaslt_cannot_plan_trains_by_torch_with_one_warning(load_generated, monkeypatch):
+    """Where cuBLASLt has no algorithm for one of the step's GEMMs, calls at those rows train
+    by the torch path (eager's gradients), with one warning, and no GEMM runs."""
+    ran = []
+
+    def refuse(*args):
+        raise cublaslt.LtError("cuBLASLt has no algorithm for epilogue 136")
+
+    monkeypatch.setattr(cublaslt, "plan_step", refuse)
+    monkeypatch.setattr(cublaslt, "_gemm", lambda *a, **k: ran.append(a))
+    spec = EMULATED[0]
+    mod, _ = load_generated(spec)
+    monkeypatch.setattr(train.training_of(mod), "config", lambda m, x: LT)
+    fused = mod.FusedMLP.from_module(sequential(spec.widths, spec.act))
+    x = torch.randn(37, spec.widths[0]).half()
+    dy = (torch.randn(37, spec.widths[-1]) / 37**0.5).half()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            xf = x.clone().requires_grad_()
+            fused.zero_grad()
+            (fused(xf) * dy).sum().backward()
+            check_grads(spec, [xf.grad] + [p.grad for p in fused.parameters()], fused, x, dy)
+    assert not ran
+    assert [str(w.message).count("no algorithm") for w in caught] == [1]
+    assert "torch path" in str(caught[0].message)
 
 
 def test_a_cublaslt_cell_trains_by_torch_off_the_gpu(load_generated):

@@ -16,8 +16,9 @@ kernels of their own after the GEMM, and those were slower than torch's sums ove
 Every address must be 16-byte aligned and every row a multiple of 16 bytes (fits() says so for
 a spec); cuBLASLt's GELU epilogue is the tanh approximation, so exact gelu has no epilogue here.
 A GEMM's descriptors and algorithm are planned once per shape and epilogue (cuBLASLt's
-heuristic) and reused; each call sets its bias and aux addresses and runs on torch's current
-stream (so a CUDA graph captures it) with a workspace made outside any capture.
+heuristic) and reused; plan_step plans a whole step's before its forward runs. Each call sets
+the bias and aux addresses that moved and runs on torch's current stream (so a CUDA graph
+captures it) with a workspace made outside any capture.
 """
 
 from __future__ import annotations
@@ -162,6 +163,8 @@ class _Plan:
     layouts: tuple  # A, B, D
     algo: _Heuristic
     workspace: int  # bytes the algorithm may use
+    bias_at: int | None = None  # the bias and aux addresses the descriptor holds
+    aux_at: int | None = None
 
 
 def _plan(key: tuple, device: int, dtype, trans, shapes, epilogue, ld_aux, bias, aux, ws) -> _Plan:
@@ -203,7 +206,19 @@ def _plan(key: tuple, device: int, dtype, trans, shapes, epilogue, ld_aux, bias,
     _check(status, "heuristic")
     if count.value < 1 or found.state != 0:
         raise LtError(f"cuBLASLt has no algorithm for epilogue {epilogue} ({key})")
-    return _Plan(desc, tuple(layouts), found, ws)
+    return _Plan(desc, tuple(layouts), found, ws, bias, aux)
+
+
+def _plan_for(device, dtype, trans, shapes, epilogue, has_bias, ld_aux, ws) -> _Plan:
+    """The plan of a GEMM (see _plan), made on first use. Its bias and aux addresses are set by
+    each call; planning takes an aligned placeholder."""
+    key = (device, dtype, trans, shapes, epilogue, has_bias, ld_aux, ws)
+    plan = _PLANS.get(key)
+    if plan is None:
+        bias, aux = (ALIGN if has_bias else None), (ALIGN if ld_aux else None)
+        plan = _PLANS[key] = _plan(key, device, dtype, trans, shapes, epilogue, ld_aux, bias,
+                                   aux, ws)  # fmt: skip
+    return plan
 
 
 def _gemm(d, a, b, trans, shapes, epilogue=DEFAULT, bias=None, aux=None, ld_aux=0) -> None:
@@ -214,19 +229,16 @@ def _gemm(d, a, b, trans, shapes, epilogue=DEFAULT, bias=None, aux=None, ld_aux=
     device = d.get_device()
     workspace = _workspace(device)
     ws = 0 if workspace is None else WORKSPACE_BYTES
-    bias_at = None if bias is None else bias.data_ptr()
-    aux_at = None if aux is None else aux.data_ptr()
-    key = (device, d.dtype, trans, shapes, epilogue, bias is None, ld_aux, ws)
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _PLANS[key] = _plan(key, device, d.dtype, trans, shapes, epilogue, ld_aux,
-                                   bias_at, aux_at, ws)  # fmt: skip
+    plan = _plan_for(device, d.dtype, trans, shapes, epilogue, bias is not None, ld_aux, ws)
     lib = _lib()
     set_desc = lib.cublasLtMatmulDescSetAttribute
-    if bias_at is not None:
-        _set(set_desc, plan.desc, DESC_BIAS, ctypes.c_void_p(bias_at))
-    if aux_at is not None:
-        _set(set_desc, plan.desc, DESC_AUX, ctypes.c_void_p(aux_at))
+    # the descriptor keeps the addresses it was last given: a call sets only those that moved
+    if bias is not None and bias.data_ptr() != plan.bias_at:
+        _set(set_desc, plan.desc, DESC_BIAS, ctypes.c_void_p(bias.data_ptr()))
+        plan.bias_at = bias.data_ptr()
+    if aux is not None and aux.data_ptr() != plan.aux_at:
+        _set(set_desc, plan.desc, DESC_AUX, ctypes.c_void_p(aux.data_ptr()))
+        plan.aux_at = aux.data_ptr()
     one, zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
     la, lb, ld = plan.layouts
     status = lib.cublasLtMatmul(
@@ -252,31 +264,62 @@ def aux_for(act: str, m: int, n: int, like: torch.Tensor) -> torch.Tensor:
     return like.new_empty((m, n))
 
 
+def _linear(m, k, n, act, has_bias) -> tuple:
+    """linear's GEMM for [M, K] x [N, K]^T: (trans, shapes, epilogue, ld_aux)."""
+    if act is None:
+        epilogue = BIAS if has_bias else DEFAULT
+    else:
+        epilogue = FORWARD[act][has_bias]
+    shapes = ((k, n, k), (k, m, k), (n, m, n))  # W^T as stored [k, n], X^T [k, m], Y^T [n, m]
+    return (OP_T, OP_N), shapes, epilogue, 0 if act is None else aux_ld(act, n)
+
+
+def _input_grad(m, n, k, act) -> tuple:
+    """input_grad's GEMM for [M, N] x [N, K]: (trans, shapes, epilogue, ld_aux)."""
+    epilogue = DEFAULT if act is None else BACKWARD[act]
+    shapes = ((k, n, k), (n, m, n), (k, m, k))  # W^T [k, n], dZ^T [n, m], dH^T [k, m]
+    return (OP_N, OP_N), shapes, epilogue, 0 if act is None else aux_ld(act, k)
+
+
+def _weight_grad(m, n, k) -> tuple:
+    """weight_grad's GEMM for [M, N]^T x [M, K]: (trans, shapes, epilogue, ld_aux)."""
+    shapes = ((k, m, k), (n, m, n), (k, n, k))  # H^T [k, m], dZ^T [n, m] (op T), dW^T [k, n]
+    return (OP_N, OP_T), shapes, DEFAULT, 0
+
+
 def linear(y, x, w, bias=None, act=None, aux=None) -> None:
     """y[M, N] = act(x[M, K] w[N, K]^T + bias); act (a key of FORWARD) also writes aux_for's
     buffer."""
     (m, k), n = x.shape, w.shape[0]
-    if act is None:
-        epilogue = BIAS if bias is not None else DEFAULT
-    else:
-        epilogue = FORWARD[act][bias is not None]
-    shapes = ((k, n, k), (k, m, k), (n, m, n))  # W^T as stored [k, n], X^T [k, m], Y^T [n, m]
-    ld = 0 if act is None else aux_ld(act, n)
-    _gemm(y, w, x, (OP_T, OP_N), shapes, epilogue, bias, aux, ld)
+    trans, shapes, epilogue, ld = _linear(m, k, n, act, bias is not None)
+    _gemm(y, w, x, trans, shapes, epilogue, bias, aux, ld)
 
 
 def input_grad(dh, dz, w, act=None, aux=None) -> None:
     """dh[M, K] = dz[M, N] w[N, K], times act'(aux) where act (a key of BACKWARD) is the
     activation whose aux linear kept for the layer below."""
     (m, n), k = dz.shape, w.shape[1]
-    epilogue = DEFAULT if act is None else BACKWARD[act]
-    shapes = ((k, n, k), (n, m, n), (k, m, k))  # W^T [k, n], dZ^T [n, m], dH^T [k, m]
-    ld = 0 if act is None else aux_ld(act, k)
-    _gemm(dh, w, dz, (OP_N, OP_N), shapes, epilogue, None, aux, ld)
+    trans, shapes, epilogue, ld = _input_grad(m, n, k, act)
+    _gemm(dh, w, dz, trans, shapes, epilogue, None, aux, ld)
 
 
 def weight_grad(dw, dz, h) -> None:
     """dw[N, K] = dz[M, N]^T h[M, K]."""
     (m, n), k = dz.shape, h.shape[1]
-    shapes = ((k, m, k), (n, m, n), (k, n, k))  # H^T [k, m], dZ^T [n, m] (op T), dW^T [k, n]
-    _gemm(dw, h, dz, (OP_N, OP_T), shapes)
+    trans, shapes, epilogue, _ = _weight_grad(m, n, k)
+    _gemm(dw, h, dz, trans, shapes, epilogue)
+
+
+def plan_step(device: int, dtype, m: int, widths, act: str, bias: bool) -> None:
+    """Plan every GEMM of the training step of an MLP of `widths` at m rows (each layer's
+    linear, weight_grad and input_grad, as the step asks for them), so that a step whose forward
+    ran cannot meet a GEMM without an algorithm in its backward. LtError where one has none."""
+    ws = 0 if _workspace(device) is None else WORKSPACE_BYTES
+    layers = len(widths) - 1
+    for i, (k, n) in enumerate(zip(widths, widths[1:])):
+        hidden = act if i < layers - 1 else None  # the last layer's output: no activation
+        below = act if i > 0 else None  # dx: no activation below the input
+        gemms = [(_linear(m, k, n, hidden, bias), bias), (_weight_grad(m, n, k), False)]
+        gemms.append((_input_grad(m, n, k, below), False))
+        for (trans, shapes, epilogue, ld), has_bias in gemms:
+            _plan_for(device, dtype, trans, shapes, epilogue, has_bias, ld, ws)

@@ -17,6 +17,7 @@ step is cuBLASLt's (training.LtBackward) runs those GEMMs by mlpgen.runtime.cubl
 from __future__ import annotations
 
 import os
+import warnings
 
 import torch
 
@@ -170,7 +171,7 @@ class Training:
         where every tensor is aligned as it needs (else the torch path)."""
         cfg = self.config(x.shape[0], x)
         if cfg is not None and cfg.get("backward") == LtBackward.strategy:
-            cfg = cfg if cublaslt.aligned([x, *params]) else None
+            cfg = cfg if cublaslt.aligned([x, *params]) and self.lt_planned(x) else None
         if cfg is None:
             return self.ns["reference"](x, *self.ns["_split"](params))
         return _Function.apply(self, cfg, x, *params)
@@ -227,6 +228,22 @@ class Training:
         return self.train_backward(gy, x, y, hs, zs, weights, cfg, launch)
 
     # -- cuBLASLt's GEMMs ---------------------------------------------------------------------
+
+    def lt_planned(self, x) -> bool:
+        """Whether cuBLASLt planned every GEMM of the step at x's rows and device, once per
+        both (cublaslt.plan_step); where it cannot, the step trains by the torch path, with one
+        warning."""
+        device, m = x.get_device(), x.shape[0]
+        memo = ("lt", device, m)  # in the module's cache of picked cells
+        if memo not in self.ns["_CONFIGS"]:
+            try:
+                cublaslt.plan_step(device, x.dtype, m, self.widths, self.act, self.bias)
+                self.ns["_CONFIGS"][memo] = True
+            except cublaslt.LtError as e:
+                name = self.ns["__name__"]
+                warnings.warn(f"{name}: {e}; training by the torch path", stacklevel=4)
+                self.ns["_CONFIGS"][memo] = False
+        return self.ns["_CONFIGS"][memo]
 
     def lt_forward(self, x, weights, biases) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """forward's (y, saved) by cuBLASLt: each hidden layer's GEMM applies the activation and
