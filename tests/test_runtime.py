@@ -468,7 +468,6 @@ def test_a_runtime_launch_of_a_compiled_kernel_calls_the_verified_c_launch(
     launcher with the tensors."""
     mod, _ = load_generated(SPEC)
     rt = attach(mod, monkeypatch)
-    monkeypatch.setattr(torch.cuda, "current_device", lambda: -1)
     args = [torch.empty(4), 5]
     verified = ("COOP", "PDL", None, None, "M", None, None, None, args[0].data_ptr(), 5)
     other = (False, False, None, None, "M", None, None, None, *args)
@@ -697,7 +696,6 @@ def test_the_runtime_hands_launches_to_the_public_api_once_its_direct_launch_is_
     mod, _ = load_generated(SPEC)
     rt = attach(mod, monkeypatch)
     monkeypatch.setattr(mod, "_run", rt.run)
-    monkeypatch.setattr(torch.cuda, "current_device", lambda: -1)  # a CPU tensor's device
     public = []
     real = mod._run_public
     monkeypatch.setattr(mod, "_run_public", lambda *a: public.append(a[6:]) or real(*a))
@@ -877,7 +875,7 @@ def test_direct_training_launches_run_the_binary_triton_would_pick(
 
     mod, _ = load_generated(spec)
     attach(mod, monkeypatch)
-    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)  # CUDA_X's device
+    monkeypatch.setattr(lanes, "_current_device", lambda: 0)  # CUDA_X's device
     training = training_of(mod)
     monkeypatch.setattr(training, "swap", lambda device: None)  # no GPU to ask
     kernels = {n: TrainKernel(getattr(training.kernels, n)) for n in kernel_names(spec)}

@@ -328,18 +328,19 @@ class ModuleRuntime:
             return public(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
         if device is None:
             device = args[0].get_device()
-        if device != torch.cuda.current_device():  # triton launches on the current device
+        if device != _current_device():  # triton launches on the current device
             with torch.cuda.device(device):
                 return self.run(kernel, grid, args, num_warps, num_stages, caller, device, pdl)
-        key = (kernel, device, num_warps, num_stages, pdl)
-        key += tuple(a.data_ptr() % 16 == 0 for a in args[:caller])
+        # each tensor's address, read once: for the alignment key and for the C launch
+        ptrs = [a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args]
+        key = (kernel, device, num_warps, num_stages, pdl, *[p % 16 == 0 for p in ptrs[:caller]])
         function, tiles = kernel
         launch = self.direct.get(key)
         if launch is not None:
             run, head, addresses = launch
-            if addresses:  # the C launch takes an int as it is; a tensor it checks again
-                args = [a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args]
-            run(grid[0], grid[1], 1, _raw_stream(device), *head, *args, *tiles)
+            # the C launch takes an int as it is; a tensor it checks again
+            run(grid[0], grid[1], 1, _raw_stream(device), *head, *(ptrs if addresses else args),
+                *tiles)  # fmt: skip
             return
         compiled = self.compiled.get(key)
         if compiled is not None:  # its launch: triton's C launch where direct_launch verifies it
