@@ -168,7 +168,8 @@ class Training:
 
     def run(self, x, params) -> torch.Tensor:
         """apply's y from the flat parameter list (w0, [b0,] w1, ...); cuBLASLt's step only
-        where every tensor is aligned as it needs (else the torch path)."""
+        where every tensor is aligned as it needs and each of its GEMMs planned (lt_planned),
+        else the torch path."""
         cfg = self.config(x.shape[0], x)
         if cfg is not None and cfg.get("backward") == LtBackward.strategy:
             cfg = cfg if cublaslt.aligned([x, *params]) and self.lt_planned(x) else None
