@@ -37,15 +37,15 @@ _SEQUENTIAL = [(128, 128), torch.nn.SiLU(), (128, 128)]
 # TUNED[gpu_key][bucket]: the winner (times in us; "graph": a capture's own); "default": other GPUs
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 75.634, "eager_us": 9.104, "host_us": 10.979, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 2.984},
-        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 77.5, "eager_us": 9.316, "graph": {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "strategy": "cluster", "us": 3.464}, "host_us": 11.041, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.032},
-        64: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 75.441, "eager_us": 9.626, "host_us": 11.111, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 3.188},
-        256: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 73.608, "eager_us": 9.908, "graph": {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 4.056}, "host_us": 10.68, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.472},
-        1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 72.389, "eager_us": 10.46, "host_us": 11.217, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.232},
-        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 73.759, "eager_us": 11.416, "graph": {"block_k": 64, "block_m": 32, "block_n": 32, "chunk": 128, "kernel": "_k_rowblock_m32_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 5.092}, "host_us": 10.922, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 4.47},
-        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "eager_host_us": 73.285, "eager_us": 16.096, "host_us": 10.959, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 6.26},
-        65536: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_us": 51.96, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 4, "pdl": True, "strategy": "stream", "us": 17.768},
-        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 174.848, "kernel": "_k_stream_m64_n32_c64", "num_stages": 2, "num_warps": 4, "strategy": "stream", "us": 71.236},
+        1: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 43.635, "eager_us": 9.692, "host_us": 5.693, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "us": 2.532},
+        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 43.286, "eager_us": 9.992, "host_us": 5.897, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "us": 2.676},
+        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 42.541, "eager_us": 10.014, "host_us": 5.603, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.044},
+        256: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 43.657, "eager_us": 10.216, "host_us": 6.113, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "pdl": True, "strategy": "rowblock", "us": 3.168},
+        1024: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 42.146, "eager_us": 10.788, "graph": {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 8, "strategy": "rowblock", "us": 4.376}, "host_us": 5.888, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 3.796},
+        4096: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 128, "eager_host_us": 43.781, "eager_us": 11.856, "host_us": 6.056, "kernel": "_k_rowblock_m16_c128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "rowblock", "us": 5.656},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 45.849, "eager_us": 16.528, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 128, "kernel": "_k_rowblock_m64_c128", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 7.392}, "host_us": 6.02, "kernel": "_k_stream_m64_n64_c64", "num_stages": 3, "num_warps": 4, "pdl": True, "strategy": "stream", "us": 6.328},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 32, "chunk": 64, "eager_us": 51.92, "kernel": "_k_stream_m128_n32_c64", "num_stages": 3, "num_warps": 4, "pdl": True, "strategy": "stream", "us": 17.848},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 174.115, "kernel": "_k_rowblock_m64_c64", "num_stages": 1, "num_warps": 4, "strategy": "rowblock", "us": 72.694},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_rowblock_m16_c64", "num_stages": 1, "num_warps": 8, "strategy": "rowblock"},
@@ -61,7 +61,7 @@ TUNED = {
 }
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 128,128,128 --act silu --dtype bf16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-05T13:14:01", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 309, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": None, "triton": "3.6.0", "tuning_seconds": 60.5, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 128,128,128 --act silu --dtype bf16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-06T22:41:42", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 309, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": None, "triton": "3.6.0", "tuning_seconds": 35.1, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
@@ -253,11 +253,10 @@ def _k_stream_c64(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, M, BLOCK_M: tl.c
 KERNELS = {
     "_k_rowblock_m16_c128": (_k_rowblock_c128, (16,)),
     "_k_rowblock_m16_c64": (_k_rowblock_c64, (16,)),
-    "_k_rowblock_m32_c128": (_k_rowblock_c128, (32,)),
     "_k_rowblock_m64_c128": (_k_rowblock_c128_v2, (64,)),
     "_k_rowblock_m64_c64": (_k_rowblock_c64, (64,)),
     "_k_stream_m128_n32_c64": (_k_stream_c64, (128, 32)),
-    "_k_stream_m64_n32_c64": (_k_stream_c64, (64, 32)),
+    "_k_stream_m64_n64_c64": (_k_stream_c64, (64, 64)),
 }
 
 # -- the torch path -----------------------------------------------------------------------------

@@ -48,15 +48,15 @@ TUNED = {
         262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 503.744, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "train": {"backward": "torch", "us": 3073.6}, "us": 335.36},
     },
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 35.815, "eager_us": 10.758, "host_us": 5.974, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "train": {"backward": "torch", "host_us": 1003.866, "us": 55.044}, "us": 3.152},
-        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 38.801, "eager_us": 10.44, "host_us": 8.767, "kernel": "_k_cluster_m1_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "train": {"backward": "torch", "host_us": 1114.706, "us": 54.268}, "us": 4.504},
-        64: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 50.164, "eager_us": 10.82, "host_us": 8.879, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "train": {"backward": "torch", "host_us": 1133.034, "us": 58.272}, "us": 4.608},
-        256: {"block_k": 64, "block_m": 32, "block_n": 32, "chunk": 64, "eager_host_us": 38.858, "eager_us": 11.368, "host_us": 5.898, "kernel": "_k_persist_m32_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "train": {"backward": "torch", "host_us": 1005.291, "us": 71.988}, "us": 5.488},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 41.15, "eager_us": 12.436, "host_us": 8.229, "kernel": "_k_persist_m64_n64_last32_k64", "last_block_n": 32, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "train": {"backward": "torch", "host_us": 1411.628, "us": 80.764}, "us": 6.554},
-        4096: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 39.774, "eager_us": 17.342, "host_us": 10.964, "kernel": "_k_persist_m64_n128_k64", "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "train": {"backward": "torch", "host_us": 1145.298, "us": 117.544}, "us": 11.694},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 39.257, "eager_us": 39.934, "host_us": 22.637, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "pdl": True, "strategy": "stream", "train": {"backward": "torch", "host_us": 939.426, "us": 525.005}, "us": 23.35},
-        65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 123.056, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "train": {"backward": "torch", "us": 783.872}, "us": 87.584},
-        262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 424.616, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "train": {"backward": "torch", "us": 2480.832}, "us": 322.472},
+        1: {"block_k": 256, "block_m": 1, "block_n": 32, "chunk": 32, "eager_host_us": 39.853, "eager_us": 9.778, "host_us": 5.561, "kernel": "_k_cluster_m1_c32_k256", "num_stages": 1, "num_warps": 2, "pdl": True, "strategy": "cluster", "train": {"block_k": 32, "block_m": 16, "block_n": 32, "fused": False, "host_us": 618.098, "num_stages": 1, "num_warps": 8, "one_pass": False, "recompute": False, "split": 1, "torch_host_us": 694.565, "torch_us": 58.672, "us": 48.032}, "us": 3.38},
+        16: {"block_k": 128, "block_m": 1, "block_n": 32, "chunk": 64, "eager_host_us": 40.242, "eager_us": 9.842, "host_us": 5.762, "kernel": "_k_cluster_m1_c64_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "train": {"backward": "torch", "host_us": 707.928, "us": 57.924}, "us": 4.564},
+        64: {"block_k": 128, "block_m": 16, "block_n": 32, "chunk": 32, "eager_host_us": 39.863, "eager_us": 9.764, "host_us": 5.627, "kernel": "_k_cluster_m16_c32_k128", "num_stages": 1, "num_warps": 4, "pdl": True, "strategy": "cluster", "train": {"backward": "torch", "host_us": 720.362, "us": 62.072}, "us": 4.564},
+        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 40.397, "eager_us": 10.344, "host_us": 5.723, "kernel": "_k_persist_m64_n32_k64", "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "train": {"backward": "torch", "host_us": 717.773, "us": 75.408}, "us": 5.608},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 36.917, "eager_us": 11.636, "host_us": 6.878, "kernel": "_k_persist_m64_n64_k64", "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "train": {"block_k": 64, "block_m": 64, "block_n": 64, "fused": False, "host_us": 578.358, "num_stages": 2, "num_warps": 4, "one_pass": False, "recompute": False, "split": 1, "torch_host_us": 785.803, "torch_us": 83.172, "us": 63.436}, "us": 7.412},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 40.289, "eager_us": 16.732, "host_us": 11.664, "kernel": "_k_persist_m64_n128_k64", "num_stages": 4, "num_warps": 4, "strategy": "persist", "train": {"backward": "torch", "host_us": 768.203, "us": 116.052}, "us": 12.272},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_host_us": 39.191, "eager_us": 38.684, "host_us": 22.104, "kernel": "_k_stream_m128_n64_c128", "num_stages": 2, "num_warps": 8, "pdl": True, "strategy": "stream", "train": {"backward": "torch", "host_us": 839.129, "us": 247.693}, "us": 23.23},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 121.964, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "train": {"backward": "torch", "us": 779.52}, "us": 86.908},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 64, "chunk": 128, "eager_us": 430.88, "kernel": "_k_stream_tma_m128_n64_c128", "num_stages": 2, "num_warps": 8, "strategy": "stream", "tma": True, "train": {"backward": "torch", "us": 2494.464}, "us": 323.672},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist"},
@@ -73,7 +73,7 @@ TUNED = {
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
     "NVIDIA H100 80GB HBM3|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 256,512,256 --act gelu --dtype fp16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --train --seed 0 --timeout 90.0 --workers 1", "cuda": "13.0", "date": "2026-12-06T03:48:11", "exhaustive": False, "gpu": "NVIDIA H100 80GB HBM3", "measured": 330, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": 90.0, "torch": "2.11.0+cu130", "train": {"seconds": 82.8, "trials": None}, "trials": None, "triton": "3.6.0", "tuning_seconds": 44.6, "workers": 1},
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 256,512,256 --act gelu --dtype fp16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --trials 40 --train --seed 0 --workers 1", "compile_seconds": 27.2, "cuda": "13.0", "date": "2026-12-02T18:15:12", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 360, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "train": {"seconds": 64.4, "trials": None}, "trials": 40, "triton": "3.6.0", "tuning_seconds": 70.6, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 256,512,256 --act gelu --dtype fp16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --train --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-06T22:40:53", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 330, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "train": {"seconds": 73.3, "trials": None}, "trials": None, "triton": "3.6.0", "tuning_seconds": 37.2, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
@@ -334,10 +334,9 @@ KERNELS = {
     "_k_persist_m128_n32_k64": (_k_persist, (128, 32, 32, 64)),
     "_k_persist_m16_n32_k64": (_k_persist, (16, 32, 32, 64)),
     "_k_persist_m32_n32_k64": (_k_persist, (32, 32, 32, 64)),
-    "_k_persist_m32_n32_last16_k64": (_k_persist, (32, 32, 16, 64)),
     "_k_persist_m64_n128_k64": (_k_persist, (64, 128, 128, 64)),
     "_k_persist_m64_n32_k64": (_k_persist, (64, 32, 32, 64)),
-    "_k_persist_m64_n64_last32_k64": (_k_persist, (64, 64, 32, 64)),
+    "_k_persist_m64_n64_k64": (_k_persist, (64, 64, 64, 64)),
     "_k_stream_m128_n64_c128": (_k_stream_c128, (128, 64)),
     "_k_stream_tma_m128_n64_c128": (_k_stream_tma_c128, (128, 64)),
 }
