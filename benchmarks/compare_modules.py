@@ -7,7 +7,7 @@ For every module present in both folders (NEW_DIR defaults to tuned/): eager nn.
 module in OLD_DIR, the module in NEW_DIR launching through mlpgen.runtime, and the same module
 on triton's public launch path (MLPGEN_RUNTIME=0 while it is imported), all on the same weights
 and input. Each contender is checked against the fp32 reference before it is timed; the timing
-is mlpgen.timing.time_call's, the contenders interleaved over ROUNDS rounds (every other one
+is mlpgen.timing.time_calls', the contenders interleaved over ROUNDS rounds (every other one
 in reverse order) and the median taken. Ratios are over the old module's time. With --json the
 table is written as a file that benchmarks/render.py renders ({title, command, header, rows,
 note}). With --ship LIMIT each NEW module that is nowhere slower (ship_verdicts) gives the OLD
@@ -22,7 +22,6 @@ import importlib.util
 import json
 import os
 import re
-import statistics
 import sys
 from pathlib import Path
 
@@ -31,7 +30,7 @@ import torch
 from mlpgen.bench import build_sequential
 from mlpgen.emit import DEFAULT_KEY, atomic_write, read_module, write_module
 from mlpgen.spec import KernelConfig
-from mlpgen.timing import time_call
+from mlpgen.timing import LOOPS, time_calls
 from mlpgen.trial_log import trial_log_path
 from mlpgen.verify import check, random_problem, reference
 
@@ -59,17 +58,14 @@ def batch_row(spec, mods: dict, m: int, rounds: int) -> list[str]:
     model = build_sequential(spec, weights, biases)
     calls = {"eager": lambda: model(x)}
     calls |= {k: (lambda mod=mod: mod.mlp(x, weights, biases)) for k, mod in mods.items()}
-    times = {k: [] for k in calls}
     with torch.no_grad():
         for name, call in calls.items():
             verdict = check(call(), want, spec.dtype)
             if not verdict.ok:
                 raise SystemExit(f"{spec.name} at {m} rows: {name} is wrong: {verdict.reason}")
-        for r in range(rounds):  # interleaved: drift of the host hits every contender alike
-            # every other round in reverse order: of two contenders, each runs first as often
-            for name in list(calls) if r % 2 == 0 else list(calls)[::-1]:
-                times[name].append(time_call(calls[name], False, torch.cuda.synchronize).host_us)
-    us = {k: statistics.median(v) for k, v in times.items()}
+        loops = LOOPS * rounds  # each round: time_call's loops
+        times = time_calls(calls, False, torch.cuda.synchronize, rounds, loops=loops)
+    us = {k: t.host_us for k, t in times.items()}
     base = us["previous"]
     return [spec.name, str(m), *(f"{us[k]:.2f}" for k in calls)] + [
         f"{us['runtime'] / base:.3f}",
@@ -154,7 +150,8 @@ def main(argv=None) -> int:
         ],
         "rows": rows,
         "note": (
-            "µs per call, a loop of calls and one synchronize (mlpgen.timing), median of "
+            "µs per call, loops of calls each ended by one synchronize (mlpgen.timing), the "
+            "median over the loops of "
             f"{ROUNDS} interleaved rounds, every other one in reverse order; 'previous': the "
             "module in OLD_DIR, 'runtime': the one in NEW_DIR launching through "
             "mlpgen.runtime, 'public': the same through triton's public launch; 'same code': "

@@ -4,13 +4,15 @@ torch.compile, per batch size, on the GPU at hand.
 Every contender runs the same weights on the same fresh random input per batch. Its output is
 checked element-wise against the fp32 reference (verify.check: within the dtype's tolerance,
 else WRONG) before it is timed; eager nn.Sequential is checked too. Two times per cell, by
-`mlpgen.timing.time_call`, the tuner's timing too:
+mlpgen.timing's method, the tuner's timing too:
 - per-call time: loops of back-to-back calls, each followed by one synchronize; the median
   over loops. What a caller sees: host overhead and GPU work, whichever is longer.
 - GPU time: bursts of back-to-back calls between CUDA events, the L2 flushed before each burst
   and the GPU kept busy over its launch, so the host's time never shows; for graph contenders
   replays of the captured graph.
-Each time comes with its spread (interquartile range over the median of its samples).
+Each time comes with its spread (interquartile range over the median of its samples). At a
+batch size the contenders are timed together in interleaved rounds (timing.time_calls), so
+that a slow spell of the host falls on all alike and the speedups between them hold.
 A contender that fails (compile error, out of memory, ...) is recorded as "failed: reason" and
 the run goes on. The result is a plain dict (JSON) that `mlpgen.report` turns into tables and a
 plot; the pure parts (speedups, merging runs) are at the top of this file. With
@@ -38,7 +40,7 @@ from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import kernel_text, read_module
 from mlpgen.space import DEFAULT_BUCKETS
 from mlpgen.spec import MLPSpec
-from mlpgen.timing import time_call
+from mlpgen.timing import time_call, time_calls
 from mlpgen.verify import Check, check, random_problem, reference
 
 BASELINE = "eager"
@@ -445,18 +447,19 @@ def run_bench(
         for phase in phases(contenders):
             for batch in batches:
                 x = inputs[batch]
-                for contender in phase:
-                    if bar:
-                        bar.start(f"batch {batch} {contender.name}")
-                    if budget_s is not None and time.perf_counter() - started > budget_s:
-                        cell = Cell(batch, contender.name, f"skipped: over --budget {budget_s:g} s")
-                    else:
-                        if batch not in expected:
-                            expected[batch] = models.expected(x)
-                        cell = measure_cell(
-                            models, contender, x, expected[batch], sync, cuda, warmup_ms, rep_ms
-                        )
-                    cells.append(cell)
+                if bar:
+                    bar.start(f"batch {batch} " + ", ".join(c.name for c in phase))
+                if budget_s is not None and time.perf_counter() - started > budget_s:
+                    skip = f"skipped: over --budget {budget_s:g} s"
+                    group = [Cell(batch, c.name, skip) for c in phase]
+                else:
+                    if batch not in expected:
+                        expected[batch] = models.expected(x)
+                    group = measure_cells(
+                        models, phase, x, expected[batch], sync, cuda, warmup_ms, rep_ms
+                    )
+                cells += group
+                for cell in group:
                     if bar:
                         bar.finish(describe(cell))
                 if cuda:
@@ -471,8 +474,9 @@ def run_bench(
         "seed": seed,
         "budget_s": budget_s,
         "grad": "every contender runs under torch.no_grad()",
-        "order": "eager, graphs and mlpgen at every batch size first, then each "
-        "torch.compile mode at every batch size",
+        "order": "eager, graphs and mlpgen at every batch size first, timed together in "
+        f"{ROUNDS} interleaved rounds per batch size, then each torch.compile mode at every "
+        "batch size",
         "host_time": HOST_TIME,
         "gpu_time": GPU_TIME,
         "compile": "one torch.compile per mode, dynamic=False: each batch size is compiled "
@@ -495,41 +499,62 @@ def run_bench(
     }
 
 
-def measure_cell(
+ROUNDS = 4  # interleaved rounds of timing a batch's contenders (timing.time_calls)
+
+
+def measure_cells(
     models: Models,
-    contender: Contender,
+    contenders: Sequence[Contender],
     x: torch.Tensor,
     expected: object,
     sync: Callable[[], None],
     cuda: bool,
     warmup_ms: int,
     rep_ms: int,
-) -> Cell:
-    """One contender at one batch: check its result against the fp32 reference (models.verdict),
-    then time it (a WRONG result only where models.time_wrong)."""
-    cell = Cell(x.shape[0], contender.name, "ok")
-    prepared = None
+) -> list[Cell]:
+    """The contenders at one batch: each checked against the fp32 reference (models.verdict),
+    then those to time (ok, or WRONG where models.time_wrong) timed together in ROUNDS
+    interleaved rounds (timing.time_calls), so that the host's slow spells fall on all alike.
+    A contender that fails is a result (its cell's status), not the end of the run; where the
+    timing together fails, each is timed alone."""
+    cells, timed = [], {}
+    for contender in contenders:
+        cell = Cell(x.shape[0], contender.name, "ok")
+        cells.append(cell)
+        try:
+            if contender.graph and not cuda:
+                raise RuntimeError("CUDA graphs need a CUDA device")
+            prepared = models.prepare(contender, x, sync)
+            cell.compile_s = prepared.compile_s
+            result = models.verdict(prepared.output(), expected)
+            sync()
+            cell.err = result.err
+            cell.errs = getattr(result, "errs", None)
+            if not result.ok:
+                cell.status, cell.reason = "WRONG", result.reason
+            if result.ok or models.time_wrong:
+                timed[len(cells) - 1] = prepared
+        except Exception as e:  # a contender's failure is a result, not the end of the run
+            fail(cell, e)
+    budget = {"loop_s": rep_ms / 1e3 / 7, "loops": 7, "warmup_ms": warmup_ms, "rep_ms": rep_ms}
+    calls = {i: p.call for i, p in timed.items()}
     try:
-        if contender.graph and not cuda:
-            raise RuntimeError("CUDA graphs need a CUDA device")
-        prepared = models.prepare(contender, x, sync)
-        cell.compile_s = prepared.compile_s
-        result = models.verdict(prepared.output(), expected)
-        sync()
-        cell.err = result.err
-        cell.errs = getattr(result, "errs", None)
-        if not result.ok:
-            cell.status, cell.reason = "WRONG", result.reason
-        if result.ok or models.time_wrong:
-            t = time_call(
-                prepared.call, cuda, sync, loop_s=rep_ms / 1e3 / 7, loops=7,
-                warmup_ms=warmup_ms, rep_ms=rep_ms,
-            )  # fmt: skip
-            cell.host_us, cell.host_spread, cell.gpu_us, cell.gpu_spread = (
-                t.host_us, t.host_spread, t.gpu_us, t.gpu_spread
-            )  # fmt: skip
-    except Exception as e:  # a contender's failure is a result, not the end of the run
-        cell.status = failure(e)
-        cell.host_us = cell.gpu_us = cell.host_spread = cell.gpu_spread = None
-    del prepared
-    return cell
+        times = time_calls(calls, cuda, sync, ROUNDS, **budget)
+    except Exception:  # one contender's failure (out of memory, say): each alone
+        times = {}
+        for i, call in calls.items():
+            try:
+                times[i] = time_call(call, cuda, sync, **budget)
+            except Exception as e:
+                fail(cells[i], e)
+    for i, t in times.items():
+        cell = cells[i]
+        cell.host_us, cell.host_spread, cell.gpu_us, cell.gpu_spread = (
+            t.host_us, t.host_spread, t.gpu_us, t.gpu_spread
+        )  # fmt: skip
+    return cells
+
+
+def fail(cell: Cell, e: Exception) -> None:
+    cell.status = failure(e)
+    cell.host_us = cell.gpu_us = cell.host_spread = cell.gpu_spread = None

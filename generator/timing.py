@@ -19,6 +19,9 @@ around a spun-up burst time any callable, with no capture; the burst keeps what 
 measured well (calls back to back, so PDL's overlap of one call with the next counts, and the
 flush and the spin are paid once per BURST calls rather than per call), and it costs no more
 GPU time than the graph replay did, both being bounded by `rep_ms`.
+
+`time_calls(calls, rounds=...)` times several calls this way in interleaved rounds, for
+comparisons: `mlpgen bench` times its contenders at a batch size so.
 """
 
 from __future__ import annotations
@@ -209,15 +212,59 @@ def time_call(
     a call whose GPU time is over it is timed once (Timing.rough): the tuner's way of not
     spending seconds on a candidate already known to lose. long_us: a long call is timed in
     shorter bursts sized from one call (long_plan), the tuner's quick budget."""
+    times = time_calls(
+        {0: call}, gpu, sync, 1, loop_s, loops, warmup_ms, rep_ms, clock, give_up_us, long_us
+    )
+    return times[0]
+
+
+def time_calls(
+    calls: dict[object, Callable[[], object]],
+    gpu: bool,
+    sync: Callable[[], None] | None = None,
+    rounds: int = 1,
+    loop_s: float = LOOP_S,
+    loops: int = LOOPS,
+    warmup_ms: float = WARMUP_MS,
+    rep_ms: float = REP_MS,
+    clock: Callable[[], float] = time.perf_counter,
+    give_up_us: float | None = None,
+    long_us: float | None = None,
+) -> dict[object, Timing]:
+    """time_call's Timing of each of several calls, measured in `rounds` interleaved rounds:
+    each round takes every call's host loops in turn (every other round in reverse order, so
+    of two calls each goes first as often), then their GPU bursts, and each call's medians are
+    over the samples of all rounds. A slow spell of the host (another process, a clock change)
+    then falls on every call alike, and the ratios between the calls hold where each call's own
+    time drifts. A round takes ceil(loops / rounds) loops and rep_ms / rounds of GPU bursts."""
     if sync is None:
         import torch
 
         sync = torch.cuda.synchronize if gpu else (lambda: None)
-    host, host_spread = median_spread(host_samples(call, sync, loop_s, loops, clock))
-    host_us = host * 1e6
-    if not gpu:
-        return Timing(host_us, host_spread)
-    samples = gpu_samples(call, host_us, warmup_ms, rep_ms, give_up_us=give_up_us, long_us=long_us)
-    gpu_us, gpu_spread = median_spread(samples)
-    rough = give_up_us is not None and len(samples) == 1
-    return Timing(host_us, host_spread, gpu_us, gpu_spread, rough)
+    host = {k: [] for k in calls}
+    device = {k: [] for k in calls}
+    per_round = math.ceil(loops / rounds)
+    for r in range(rounds):
+        order = list(calls) if r % 2 == 0 else list(calls)[::-1]
+        for k in order:
+            host[k] += host_samples(calls[k], sync, loop_s, per_round, clock)
+        if not gpu:
+            continue
+        for k in order:
+            if device[k] and give_up_us is not None and len(device[k]) == 1:
+                continue  # timed once, over give_up_us: rough
+            host_us = statistics.median(host[k]) * 1e6
+            device[k] += gpu_samples(
+                calls[k], host_us, warmup_ms, rep_ms / rounds, give_up_us=give_up_us,
+                long_us=long_us,
+            )  # fmt: skip
+    times = {}
+    for k in calls:
+        host_med, host_spread = median_spread(host[k])
+        if not gpu:
+            times[k] = Timing(host_med * 1e6, host_spread)
+            continue
+        gpu_us, gpu_spread = median_spread(device[k])
+        rough = give_up_us is not None and len(device[k]) == 1
+        times[k] = Timing(host_med * 1e6, host_spread, gpu_us, gpu_spread, rough)
+    return times

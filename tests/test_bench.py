@@ -253,6 +253,43 @@ def test_run_bench_plumbing_on_cpu(small_module, monkeypatch):
     assert f"mlpgen at batch 5: WRONG output ({wrong['reason']})" in report.bench_text(data)
 
 
+def test_a_batchs_contenders_are_timed_together_else_each_alone(small_module, monkeypatch):
+    """At a batch the checked contenders are timed in one interleaved time_calls; where that
+    fails, each is timed alone, and one that fails alone is a failed cell, the others timed."""
+    contenders = bench.pick_contenders(["mlpgen"], no_compile=True)
+    together = []
+    real = bench.time_calls
+
+    def spy(calls, *args, **kwargs):
+        together.append((len(calls), args[2]))
+        return real(calls, *args, **kwargs)
+
+    monkeypatch.setattr(bench, "time_calls", spy)
+    data = bench.run_bench(small_module, (3, 17), contenders, rep_ms=2, device="cpu")
+    assert together == [(2, bench.ROUNDS)] * 2  # eager and mlpgen, per batch
+    assert all(r["status"] == "ok" and r["host_us"] > 0 for r in data["results"])
+
+    def broken(calls, *args, **kwargs):
+        raise torch.OutOfMemoryError("out of memory")
+
+    alone = []
+
+    def one(call, *args, **kwargs):
+        alone.append(call)
+        if len(alone) == 2:
+            raise RuntimeError("boom")
+        return real({0: call}, *args[:2], 1, **kwargs)[0]
+
+    monkeypatch.setattr(bench, "time_calls", broken)
+    monkeypatch.setattr(bench, "time_call", one)
+    data = bench.run_bench(small_module, (3,), contenders, rep_ms=2, device="cpu")
+    cells = {r["contender"]: r for r in data["results"]}
+    assert len(alone) == 2
+    assert cells["eager"]["status"] == "ok" and cells["eager"]["host_us"] > 0
+    assert cells["mlpgen"]["status"] == "failed: RuntimeError: boom"
+    assert cells["mlpgen"]["host_us"] is None
+
+
 def test_bench_says_what_the_module_ran_at_each_batch(tmp_path, monkeypatch):
     """The bench records, per batch, the config the module dispatched to, and the CUDA-graph
     winner where a capture runs another; the text groups batches that ran the same thing."""

@@ -51,6 +51,36 @@ def test_time_call_reports_the_median_and_spread_of_its_loops():
     assert t.gpu_us is None and t.gpu_spread is None
 
 
+class SlowSpell:
+    """One clock for several calls: call(us) costs us, three times that after the first
+    `fast` calls (the host slowed down by another process, say)."""
+
+    def __init__(self, fast):
+        self.now, self.calls, self.fast = 0.0, 0, fast
+
+    def __call__(self):
+        return self.now
+
+    def call(self, us):
+        self.calls += 1
+        self.now += us * (1 if self.calls <= self.fast else 3) * 1e-6
+
+
+def test_interleaved_rounds_keep_the_ratio_through_a_slow_spell():
+    """Two calls of 1 and 2 µs, the host three times slower from the 12th call on. Timed one
+    after the other, the second call falls wholly in the slow spell: 6 times the first. In
+    interleaved rounds both see the spell alike and keep their ratio of 2."""
+
+    def ratio(rounds):
+        clock = SlowSpell(fast=11)  # the first call's warm-up, sizing and eight loops
+        calls = {"a": lambda: clock.call(1.0), "b": lambda: clock.call(2.0)}
+        t = timing.time_calls(calls, False, rounds=rounds, loop_s=0, loops=8, clock=clock)
+        return t["b"].host_us / t["a"].host_us
+
+    assert ratio(1) == pytest.approx(6.0)
+    assert ratio(4) == pytest.approx(2.0)
+
+
 @pytest.mark.gpu
 def test_gpu_time_leaves_out_the_hosts_launch():
     """A call that spends 300 µs on the host before its one small kernel: without the spin, the
