@@ -174,11 +174,26 @@ def main(argv=None) -> int:
 
 def ship(new: Path, old: Path) -> None:
     """Put the GPU entries of module `new` (and of its trial log) into module `old`, replacing
-    those GPUs' entries there and keeping every other GPU's."""
+    those GPUs' entries there and keeping every other GPU's. A bucket the re-tune searched no
+    training step for keeps the old cell's (its "train" value, and the train search's
+    provenance), as an in-place re-tune keeps it (tune.tune): the training step's winner does
+    not depend on the forward cell."""
     spec, tuned, prov = read_module(new)
+    _, shipped, shipped_prov = read_module(old)
     for key, table in tuned.items():
-        if key != DEFAULT_KEY:
-            write_module(old, spec, key, table, prov.get(key), buckets=table)
+        if key == DEFAULT_KEY:
+            continue
+        before = shipped.get(key, {})
+        kept = {
+            b: before[b]["train"]
+            for b in table
+            if "train" not in table[b] and "train" in before.get(b, {})
+        }
+        table = {b: cell | ({"train": kept[b]} if b in kept else {}) for b, cell in table.items()}
+        provenance = prov.get(key)
+        if kept and "train" in shipped_prov.get(key, {}) and provenance is not None:
+            provenance = {"train": shipped_prov[key]["train"]} | provenance
+        write_module(old, spec, key, table, provenance, buckets=table)
     new_log, old_log = trial_log_path(new), trial_log_path(old)
     if new_log.exists():
         log = json.loads(old_log.read_text()) if old_log.exists() else {}

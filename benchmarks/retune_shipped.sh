@@ -7,7 +7,8 @@
 # 2. compare_modules.py times the shipped and the new module per call at $BATCHES, into
 #    benchmarks/results/$GPU/compare/retuned.json, and gives a shipped module its re-tune's
 #    entries for this GPU where at every batch that is within LIMIT of its time or runs the same
-#    code (the same config rendered by the same templates); other GPUs' entries stay. Other
+#    code (the same config rendered by the same templates); other GPUs' entries stay, and so
+#    do the shipped training steps (a cold tune searches none: retune_train.sh does). Other
 #    modules' rows of earlier runs stay in the table, so the modules can be re-tuned a few at a
 #    time (a cold tune takes about a minute).
 # Then bench what was replaced: bash benchmarks/run_public_matrix.sh --no-compile

@@ -131,3 +131,26 @@ def test_ship_gives_the_passing_retunes_gpu_entries_and_keeps_other_gpus(tmp_pat
     stored = json.loads(table.read_text())
     assert [r[0] for r in stored["rows"]] == sorted([bad.stem, good.stem, "mlp_other"])
     assert stored["command"].endswith("--merge --ship 1.03")
+
+
+def test_ship_keeps_the_shipped_training_steps_a_retune_did_not_search(tmp_path):
+    """A cold re-tune without --train has no training cells: shipping it keeps the shipped
+    module's (each bucket's "train" value and the train search's provenance), as an in-place
+    re-tune does; a bucket the re-tune did search keeps the re-tune's."""
+    old, new = tmp_path / "tuned", tmp_path / "retuned"
+    spec = MLPSpec((8, 16, 8), "relu", dtype="fp16")
+    shipped = gpu_module(old, spec, H200, 10.0)
+    kernels = {"block_m": 16, "block_n": 16, "block_k": 16, "us": 7.0}
+    _, tuned, prov = read_module(shipped)
+    table = {1: tuned[H200][1] | {"train": kernels}, 64: tuned[H200][64] | {"train": kernels}}
+    write_module(shipped, spec, H200, table, prov[H200] | {"train": {"seconds": 5.0}})
+    retune = gpu_module(new, spec, H200, 9.0)
+    _, tuned, prov = read_module(retune)
+    searched = {"backward": "torch", "us": 8.0}
+    table = tuned[H200] | {1: tuned[H200][1] | {"train": searched}}
+    write_module(retune, spec, H200, table, prov[H200])
+    compare_modules.ship(retune, shipped)
+    _, tuned, prov = read_module(shipped)
+    assert tuned[H200][64]["us"] == 9.0 and tuned[H200][64]["train"] == kernels
+    assert tuned[H200][1]["us"] == 9.0 and tuned[H200][1]["train"] == searched
+    assert prov[H200]["train"] == {"seconds": 5.0}
