@@ -579,8 +579,9 @@ def cmd_retune(argv: list[str]) -> int:
 
 def _provenance_summary(prov: dict, buckets) -> str:
     """A GPU table's header note: its last tune's date and search (trials per bucket, or
-    every candidate where it was exhaustive), and which buckets that tune covered where they
-    are not all of the table's (`buckets`): the others come from earlier tunes."""
+    every candidate where it was exhaustive), which buckets that tune covered where they
+    are not all of the table's (`buckets`): the others come from earlier tunes, and when the
+    training step was last searched."""
     if not isinstance(prov, dict):
         return ""
     search = "exhaustive" if prov.get("exhaustive") else ""
@@ -593,6 +594,9 @@ def _provenance_summary(prov: dict, buckets) -> str:
         search += f" at {','.join(map(str, tuned))} (other buckets: earlier tunes)"
     parts = [f"date {prov['date']}"] if "date" in prov else []
     parts += [search.strip()] * bool(search)
+    train = prov.get("train")
+    if isinstance(train, dict) and train.get("date"):  # mlpgen retune --train-only
+        parts.append(f"training step searched {train['date']}")
     if prov.get("heuristic_default_at"):  # emit.read_module: cells of a retired strategy
         at = ",".join(map(str, prov["heuristic_default_at"]))
         parts.append(f"heuristic default at {at} (a retired strategy's cells) until a re-tune")

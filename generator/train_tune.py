@@ -25,6 +25,7 @@ every bucket's firsts at the start, then each bucket's next proposal, asked a tu
 
 from __future__ import annotations
 
+import datetime
 import functools
 import itertools
 import os
@@ -481,7 +482,9 @@ def tune_train(path: Path, key: str, opts: TuneOptions, measure: Measure, quiet=
         update = {b: {**table[b], "train": c} for b, c in cells.items() if c}
     finally:
         seconds = round(time.perf_counter() - t0, 1)
-        done = {"train": {"trials": opts.trials, "seconds": seconds}}
+        # the train search's own date: it may run long after the forward's (retune --train-only)
+        date = datetime.datetime.now().isoformat(timespec="seconds")
+        done = {"train": {"trials": opts.trials, "seconds": seconds, "date": date}}
         if update:
             merged = prov.get(key, {}) | done
             write_module(path, spec, key, update, merged, opts.buckets, merge=True)

@@ -6,6 +6,7 @@ on a tiny spec: a candidate with a wrong gradient row is rejected and training t
 written module matches the fp32 step."""
 
 import dataclasses
+import datetime
 import math
 
 import pytest
@@ -152,6 +153,9 @@ def test_the_torch_backward_stays_unless_a_kernel_beats_it_beyond_the_noise(
     wrong = [r["config"]["num_warps"] == 8 or r["config"]["one_pass"] for r in rejected]
     assert all(r["verdict"] == "wrong" for r in rejected) and all(wrong)
     assert prov["default"]["train"]["trials"] == 6
+    assert (
+        datetime.datetime.fromisoformat(prov["default"]["train"]["date"]) <= datetime.datetime.now()
+    )
     mod = load_module(path)
     x = torch.empty(1024, 64)
     got = training_of(mod).config(1024, x)  # what the module's training step runs at this bucket
