@@ -195,27 +195,12 @@ def gpu_samples(
     return [s.elapsed_time(e) * 1e3 / burst for s, e in zip(starts, ends)]
 
 
-def time_call(
-    call: Callable[[], object],
-    gpu: bool,
-    sync: Callable[[], None] | None = None,
-    loop_s: float = LOOP_S,
-    loops: int = LOOPS,
-    warmup_ms: float = WARMUP_MS,
-    rep_ms: float = REP_MS,
-    clock: Callable[[], float] = time.perf_counter,
-    give_up_us: float | None = None,
-    long_us: float | None = None,
-) -> Timing:
-    """The host time of `call` and, with `gpu`, its GPU time (see the module's docstring).
-    `sync` waits for the device (torch.cuda.synchronize by default when `gpu`). give_up_us:
-    a call whose GPU time is over it is timed once (Timing.rough): the tuner's way of not
-    spending seconds on a candidate already known to lose. long_us: a long call is timed in
-    shorter bursts sized from one call (long_plan), the tuner's quick budget."""
-    times = time_calls(
-        {0: call}, gpu, sync, 1, loop_s, loops, warmup_ms, rep_ms, clock, give_up_us, long_us
-    )
-    return times[0]
+def time_call(call: Callable[[], object], gpu: bool, sync=None, **options) -> Timing:
+    """The host time of `call` and, with `gpu`, its GPU time (see the module's docstring):
+    time_calls for one call, in one round. `sync` waits for the device
+    (torch.cuda.synchronize by default when `gpu`); options: time_calls' budget (loop_s, loops,
+    warmup_ms, rep_ms), clock, give_up_us and long_us."""
+    return time_calls({0: call}, gpu, sync, **options)[0]
 
 
 def time_calls(
@@ -236,7 +221,10 @@ def time_calls(
     of two calls each goes first as often), then their GPU bursts, and each call's medians are
     over the samples of all rounds. A slow spell of the host (another process, a clock change)
     then falls on every call alike, and the ratios between the calls hold where each call's own
-    time drifts. A round takes ceil(loops / rounds) loops and rep_ms / rounds of GPU bursts."""
+    time drifts. A round takes ceil(loops / rounds) loops and rep_ms / rounds of GPU bursts.
+    give_up_us: a call whose GPU time is over it is timed once (Timing.rough): the tuner's way
+    of not spending seconds on a candidate already known to lose. long_us: a long call is timed
+    in shorter bursts sized from one call (long_plan), the tuner's quick budget."""
     if sync is None:
         import torch
 
