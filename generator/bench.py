@@ -516,7 +516,8 @@ def measure_cells(
     then those to time (ok, or WRONG where models.time_wrong) timed together in ROUNDS
     interleaved rounds (timing.time_calls), so that the host's slow spells fall on all alike.
     A contender that fails is a result (its cell's status), not the end of the run; where the
-    timing together fails, each is timed alone."""
+    timing together fails, each is timed alone. Every contender's prepared state (its graph
+    and buffers) stays alive until the batch is timed."""
     cells, timed = [], {}
     for contender in contenders:
         cell = Cell(x.shape[0], contender.name, "ok")
@@ -535,7 +536,7 @@ def measure_cells(
             if result.ok or models.time_wrong:
                 timed[len(cells) - 1] = prepared
         except Exception as e:  # a contender's failure is a result, not the end of the run
-            fail(cell, e)
+            mark_failed(cell, e)
     budget = {"loop_s": rep_ms / 1e3 / 7, "loops": 7, "warmup_ms": warmup_ms, "rep_ms": rep_ms}
     calls = {i: p.call for i, p in timed.items()}
     try:
@@ -546,7 +547,7 @@ def measure_cells(
             try:
                 times[i] = time_call(call, cuda, sync, **budget)
             except Exception as e:
-                fail(cells[i], e)
+                mark_failed(cells[i], e)
     for i, t in times.items():
         cell = cells[i]
         cell.host_us, cell.host_spread, cell.gpu_us, cell.gpu_spread = (
@@ -555,6 +556,7 @@ def measure_cells(
     return cells
 
 
-def fail(cell: Cell, e: Exception) -> None:
+def mark_failed(cell: Cell, e: Exception) -> None:
+    """The cell of a contender that raised e: its status says why, it has no times."""
     cell.status = failure(e)
     cell.host_us = cell.gpu_us = cell.host_spread = cell.gpu_spread = None
