@@ -199,6 +199,10 @@ def ship(new: Path, old: Path) -> None:
         log = json.loads(old_log.read_text()) if old_log.exists() else {}
         fresh = json.loads(new_log.read_text())
         log["spec"] = fresh["spec"]
+        for key, gpu in fresh["gpus"].items():  # the train search's trials, as its cells
+            searched = log.get("gpus", {}).get(key, {}).get("train")
+            if searched is not None and "train" not in gpu:
+                gpu["train"] = searched
         log.setdefault("gpus", {}).update(fresh["gpus"])
         atomic_write(old_log, json.dumps(log, indent=1, sort_keys=True) + "\n")
 

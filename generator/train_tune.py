@@ -68,6 +68,7 @@ from mlpgen.training import (
     train_choice,
     train_layers,
 )
+from mlpgen.trial_log import write_train_log
 from mlpgen.tune import (
     MAX_SKIPS,
     BucketResult,
@@ -488,6 +489,7 @@ def tune_train(path: Path, key: str, opts: TuneOptions, measure: Measure, quiet=
         if update:
             merged = prov.get(key, {}) | done
             write_module(path, spec, key, update, merged, opts.buckets, merge=True)
+            write_train_log(path, spec, key, done["train"], results)
     return {
         "seconds": seconds,
         "measured": sum(r.measured for r in results.values()),

@@ -15,16 +15,19 @@ def trial_log_path(module: Path) -> Path:
     return Path(module).with_suffix(".trials.json")
 
 
+def _read(path: Path) -> dict:
+    """A trial log's contents ({} where there is none, or it is unreadable)."""
+    try:
+        return json.loads(path.read_text()) if path.exists() else {}
+    except (OSError, ValueError):
+        return {}
+
+
 def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, results: dict) -> Path:
     """Merge this GPU's trials into <name>.trials.json (other GPUs and buckets kept)."""
     path = trial_log_path(module)
     with lock_for(path):
-        log = {}
-        if path.exists():
-            try:
-                log = json.loads(path.read_text())
-            except (OSError, ValueError):
-                log = {}
+        log = _read(path)
         log["spec"] = spec.to_dict()
         gpus = log.setdefault("gpus", {})
         gpu = gpus.setdefault(key, {})
@@ -57,6 +60,34 @@ def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, res
                 "trials": r.trials,
             }
         gpu["buckets"] = dict(sorted(table.items(), key=lambda kv: int(kv[0])))
+        atomic_write(path, json.dumps(log, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def write_train_log(module: Path, spec: MLPSpec, key: str, provenance: dict, results: dict) -> Path:
+    """Merge this GPU's training-step search (mlpgen.train_tune) into <name>.trials.json, under
+    gpus[key]["train"]: per bucket every candidate measured (its config, verdict and times), the
+    winner and the re-measurements that decided it (other GPUs and buckets, and the forward's
+    trials, kept)."""
+    path = trial_log_path(module)
+    with lock_for(path):
+        log = _read(path)
+        log["spec"] = spec.to_dict()
+        train = log.setdefault("gpus", {}).setdefault(key, {}).setdefault("train", {})
+        train["provenance"] = provenance
+        table = train.setdefault("buckets", {})
+        for b, r in results.items():
+            win = None
+            if r.winner is not None:
+                choice, m = r.winner
+                win = choice.to_dict() | {"score": round(m.score, 3)}
+            table[str(b)] = {
+                "measured": r.measured,
+                "winner": win,
+                "recheck": r.recheck,
+                "trials": [c.to_dict() | m.to_dict() for c, m in r.pairs],
+            }
+        train["buckets"] = dict(sorted(table.items(), key=lambda kv: int(kv[0])))
         atomic_write(path, json.dumps(log, indent=1, sort_keys=True) + "\n")
     return path
 

@@ -135,8 +135,8 @@ def test_ship_gives_the_passing_retunes_gpu_entries_and_keeps_other_gpus(tmp_pat
 
 def test_ship_keeps_the_shipped_training_steps_a_retune_did_not_search(tmp_path):
     """A cold re-tune without --train has no training cells: shipping it keeps the shipped
-    module's (each bucket's "train" value and the train search's provenance), as an in-place
-    re-tune does; a bucket the re-tune did search keeps the re-tune's."""
+    module's (each bucket's "train" value, the train search's provenance and its trials), as an
+    in-place re-tune does; a bucket the re-tune did search keeps the re-tune's."""
     old, new = tmp_path / "tuned", tmp_path / "retuned"
     spec = MLPSpec((8, 16, 8), "relu", dtype="fp16")
     shipped = gpu_module(old, spec, H200, 10.0)
@@ -144,6 +144,9 @@ def test_ship_keeps_the_shipped_training_steps_a_retune_did_not_search(tmp_path)
     _, tuned, prov = read_module(shipped)
     table = {1: tuned[H200][1] | {"train": kernels}, 64: tuned[H200][64] | {"train": kernels}}
     write_module(shipped, spec, H200, table, prov[H200] | {"train": {"seconds": 5.0}})
+    log = json.loads(trial_log_path(shipped).read_text())
+    log["gpus"][H200]["train"] = {"buckets": {"64": {"measured": 3}}}
+    trial_log_path(shipped).write_text(json.dumps(log))
     retune = gpu_module(new, spec, H200, 9.0)
     _, tuned, prov = read_module(retune)
     searched = {"backward": "torch", "us": 8.0}
@@ -154,3 +157,5 @@ def test_ship_keeps_the_shipped_training_steps_a_retune_did_not_search(tmp_path)
     assert tuned[H200][64]["us"] == 9.0 and tuned[H200][64]["train"] == kernels
     assert tuned[H200][1]["us"] == 9.0 and tuned[H200][1]["train"] == searched
     assert prov[H200]["train"] == {"seconds": 5.0}
+    log = json.loads(trial_log_path(shipped).read_text())["gpus"][H200]
+    assert log["train"] == {"buckets": {"64": {"measured": 3}}} and "buckets" in log

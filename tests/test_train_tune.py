@@ -7,6 +7,7 @@ written module matches the fp32 step."""
 
 import dataclasses
 import datetime
+import json
 import math
 
 import pytest
@@ -33,6 +34,7 @@ from mlpgen.train_tune import (
     warm_size,
 )
 from mlpgen.training import TrainConfig, default_for, one_pass_for
+from mlpgen.trial_log import trial_log_path
 from mlpgen.tune import NOISE, TuneOptions
 from mlpgen.verify import random_problem
 
@@ -143,8 +145,9 @@ def test_the_torch_backward_stays_unless_a_kernel_beats_it_beyond_the_noise(
     measure = landscape(best_us=best_us, flat=True)  # every kernel config faster than torch
     summary = tune_train(path, "default", opts, measure, quiet=True)
     _, tuned, prov = read_module(path)
+    stored_at = {}
     for b in (16, 1024):
-        stored = tuned["default"][b]["train"]
+        stored = stored_at[b] = tuned["default"][b]["train"]
         assert summary["buckets"][str(b)]["train"] == stored
         choice = train_choice(stored)
         assert (choice != TORCH_BACKWARD) == kernels_win
@@ -156,6 +159,14 @@ def test_the_torch_backward_stays_unless_a_kernel_beats_it_beyond_the_noise(
     assert (
         datetime.datetime.fromisoformat(prov["default"]["train"]["date"]) <= datetime.datetime.now()
     )
+    # the trial log keeps every candidate the train search measured, and what won
+    log = json.loads(trial_log_path(path).read_text())["gpus"]["default"]["train"]
+    assert log["provenance"] == prov["default"]["train"]
+    for b in (16, 1024):
+        rec = log["buckets"][str(b)]
+        assert len(rec["trials"]) == rec["measured"] == summary["buckets"][str(b)]["measured"]
+        assert train_choice(rec["winner"]) == train_choice(stored_at[b])
+        assert {t["verdict"] for t in rec["trials"]} >= {"ok", "wrong"}
     mod = load_module(path)
     x = torch.empty(1024, 64)
     got = training_of(mod).config(1024, x)  # what the module's training step runs at this bucket
