@@ -4,6 +4,7 @@ verdict and times, per GPU, as the tuner writes it; `config_text` names a config
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 from mlpgen.emit import atomic_write, entry, lock_for
@@ -15,20 +16,24 @@ def trial_log_path(module: Path) -> Path:
     return Path(module).with_suffix(".trials.json")
 
 
-def _read(path: Path) -> dict:
-    """A trial log's contents ({} where there is none, or it is unreadable)."""
-    try:
-        return json.loads(path.read_text()) if path.exists() else {}
-    except (OSError, ValueError):
-        return {}
+@contextmanager
+def _updating(module: Path, spec: MLPSpec):
+    """The module's trial log under its lock ({} where there is none, or it is unreadable), with
+    the spec set; written back atomically when the block ends."""
+    path = trial_log_path(module)
+    with lock_for(path):
+        try:
+            log = json.loads(path.read_text()) if path.exists() else {}
+        except (OSError, ValueError):
+            log = {}
+        log["spec"] = spec.to_dict()
+        yield log
+        atomic_write(path, json.dumps(log, indent=1, sort_keys=True) + "\n")
 
 
 def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, results: dict) -> Path:
     """Merge this GPU's trials into <name>.trials.json (other GPUs and buckets kept)."""
-    path = trial_log_path(module)
-    with lock_for(path):
-        log = _read(path)
-        log["spec"] = spec.to_dict()
+    with _updating(module, spec) as log:
         gpus = log.setdefault("gpus", {})
         gpu = gpus.setdefault(key, {})
         gpu["provenance"] = provenance
@@ -60,8 +65,7 @@ def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, res
                 "trials": r.trials,
             }
         gpu["buckets"] = dict(sorted(table.items(), key=lambda kv: int(kv[0])))
-        atomic_write(path, json.dumps(log, indent=1, sort_keys=True) + "\n")
-    return path
+    return trial_log_path(module)
 
 
 def write_train_log(module: Path, spec: MLPSpec, key: str, provenance: dict, results: dict) -> Path:
@@ -69,10 +73,7 @@ def write_train_log(module: Path, spec: MLPSpec, key: str, provenance: dict, res
     gpus[key]["train"]: per bucket every candidate measured (its config, verdict and times), the
     winner and the re-measurements that decided it (other GPUs and buckets, and the forward's
     trials, kept)."""
-    path = trial_log_path(module)
-    with lock_for(path):
-        log = _read(path)
-        log["spec"] = spec.to_dict()
+    with _updating(module, spec) as log:
         train = log.setdefault("gpus", {}).setdefault(key, {}).setdefault("train", {})
         train["provenance"] = provenance
         table = train.setdefault("buckets", {})
@@ -88,8 +89,7 @@ def write_train_log(module: Path, spec: MLPSpec, key: str, provenance: dict, res
                 "trials": [c.to_dict() | m.to_dict() for c, m in r.pairs],
             }
         train["buckets"] = dict(sorted(table.items(), key=lambda kv: int(kv[0])))
-        atomic_write(path, json.dumps(log, indent=1, sort_keys=True) + "\n")
-    return path
+    return trial_log_path(module)
 
 
 def config_text(cell: dict) -> str:

@@ -233,12 +233,12 @@ def _gemm(d, a, b, trans, shapes, epilogue=DEFAULT, bias=None, aux=None, ld_aux=
     lib = _lib()
     set_desc = lib.cublasLtMatmulDescSetAttribute
     # the descriptor keeps the addresses it was last given: a call sets only those that moved
-    if bias is not None and bias.data_ptr() != plan.bias_at:
-        _set(set_desc, plan.desc, DESC_BIAS, ctypes.c_void_p(bias.data_ptr()))
-        plan.bias_at = bias.data_ptr()
-    if aux is not None and aux.data_ptr() != plan.aux_at:
-        _set(set_desc, plan.desc, DESC_AUX, ctypes.c_void_p(aux.data_ptr()))
-        plan.aux_at = aux.data_ptr()
+    if bias is not None and (at := bias.data_ptr()) != plan.bias_at:
+        _set(set_desc, plan.desc, DESC_BIAS, ctypes.c_void_p(at))
+        plan.bias_at = at
+    if aux is not None and (at := aux.data_ptr()) != plan.aux_at:
+        _set(set_desc, plan.desc, DESC_AUX, ctypes.c_void_p(at))
+        plan.aux_at = at
     one, zero = ctypes.c_float(1.0), ctypes.c_float(0.0)
     la, lb, ld = plan.layouts
     status = lib.cublasLtMatmul(
