@@ -11,6 +11,8 @@
 #    do the shipped training steps (a cold tune searches none: retune_train.sh does). Other
 #    modules' rows of earlier runs stay in the table, so the modules can be re-tuned a few at a
 #    time (a cold tune takes about a minute).
+#   SEEDED=1: step 1 is `mlpgen retune` of a copy of each shipped module instead, a search that
+#   measures this GPU's shipped winners first (its provenance names the retune)
 # Then bench what was replaced: bash benchmarks/run_public_matrix.sh --no-compile
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +26,11 @@ fi
 new=$(mktemp -d)
 trap 'rm -rf "$new"' EXIT
 for name in "${names[@]}"; do
+    if [[ -n ${SEEDED:-} ]]; then
+        cp "tuned/$name.py" "tuned/$name.trials.json" "$new/"
+        python3 -m mlpgen.cli retune "$new/$name.py"
+        continue
+    fi
     spec=$(python3 -c 'import sys; from mlpgen.emit import read_module
 s = read_module(sys.argv[1])[0]; print(":".join([",".join(map(str, s.widths)), s.act, s.dtype]))' \
         "tuned/$name.py")

@@ -164,8 +164,9 @@ def read_module(path: Path) -> tuple[MLPSpec, dict, dict]:
 
 
 def tune_command(spec: MLPSpec, prov: dict) -> str:
-    """The mlpgen command line that a GPU's provenance describes (its search options)."""
-    cmd = generate_command(spec)
+    """The mlpgen command line that a GPU's provenance describes (its search options): a
+    search seeded by the GPU's earlier cells was a retune of the module."""
+    cmd = f"mlpgen retune {spec.name}.py" if prov.get("seeded") else generate_command(spec)
     if prov.get("buckets"):
         cmd += f" --batches {','.join(map(str, prov['buckets']))}"
     if prov.get("exhaustive"):

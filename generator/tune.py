@@ -1571,6 +1571,8 @@ def tune(
                 "exhaustive": opts.exhaustive,
                 "buckets": sorted(opts.buckets),  # a run over some buckets merges into the table
                 "workers": len(measures),
+                # this GPU's earlier cells, measured first (mlpgen retune of a tuned module)
+                "seeded": len(job.previous),
                 "measured": sum(r.measured for r in results.values()),
                 "tuning_seconds": round(time.perf_counter() - t0, 1),
                 **(extra or {}),

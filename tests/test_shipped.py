@@ -33,7 +33,8 @@ def test_tables_are_consistent(path, monkeypatch, tmp_path):
     for key, table in tuned.items():
         if key != "default":  # made by one command, named with its versions and no run ids
             assert provenance[key]["measured"] > 0  # trials: None where the default budget ran
-            assert provenance[key]["command"].startswith(f"mlpgen --widths {spec.widths[0]},")
+            made = (f"mlpgen --widths {spec.widths[0]},", f"mlpgen retune {spec.name}.py")
+            assert provenance[key]["command"].startswith(made)
             assert {"date", "torch", "triton", "mlpgen"} <= set(provenance[key])
             assert not re.search(r"\brun\d", repr(provenance[key]))
             assert path.with_suffix(".trials.json").exists()

@@ -634,6 +634,7 @@ def test_tune_writes_winners_provenance_and_trial_log_and_merges_gpus(tmp_path):
     assert "host_us" not in tuned[KEY_A][4096]
     for key in ("torch", "triton", "mlpgen", "seed", "trials", "tuning_seconds", "date"):
         assert key in prov[KEY_A]
+    assert prov[KEY_A]["command"].startswith("mlpgen --widths ")  # a search from nothing
     log = json.loads(trial_log_path(path).read_text())
     assert set(log["gpus"]) == {KEY_A, KEY_B}
     b64 = log["gpus"][KEY_A]["buckets"]["64"]
@@ -641,8 +642,13 @@ def test_tune_writes_winners_provenance_and_trial_log_and_merges_gpus(tmp_path):
     assert b64["dropped"] == sum(b64["dropped_by"].values()) > 0
     # retuning one bucket keeps this GPU's other buckets
     slower = Recorder(fn=lambda b, c: landscape(b, c) if c != optimum(64)[0] else landscape(1, c))
-    tune(path, job((64,), exhaustive=True), [slower], memory(), progress=quiet())
-    _, tuned, _ = read_module(path)
+    earlier = {64: tuned[KEY_A][64]}
+    tune(path, job((64,), exhaustive=True, previous=earlier), [slower], memory(), progress=quiet())
+    _, tuned, prov = read_module(path)
+    assert prov[KEY_A]["seeded"] == 1  # its earlier winner measured first: a retune
+    assert prov[KEY_A]["command"] == f"mlpgen retune {SPEC.name}.py --batches 64 --exhaustive " + (
+        "--seed 0 --workers 1"
+    )
     assert sorted(tuned[KEY_A]) == [1, 64, 4096] and set(tuned) == {"default", KEY_A, KEY_B}
     assert sorted(read_module(path)[1]["default"]) == [
         1,
