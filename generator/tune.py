@@ -1559,6 +1559,8 @@ def tune(
     opts = job.options
     provenance = {}
     log_path = trial_log_path(path)
+    # the train search's provenance, kept with the training steps a re-tune keeps (below)
+    searched = read_module(path)[2].get(job.key, {}).get("train") if path.exists() else None
 
     def write(results: Results) -> None:
         provenance.update(
@@ -1582,6 +1584,8 @@ def tune(
         for b, cell in table.items():  # the train search's winner does not depend on the cell
             if "train" in job.previous.get(b, {}):
                 cell["train"] = job.previous[b]["train"]
+                if searched is not None:
+                    provenance["train"] = searched
         if table:  # write_module keeps the default's other buckets
             write_module(
                 path, job.spec, job.key, table, provenance, buckets=opts.buckets, merge=True

@@ -754,6 +754,12 @@ def test_tune_module_glue_on_the_cpu(tmp_path, monkeypatch, production_table):
     phases = summary["phase_seconds"]
     assert list(phases) == ["setup", "search", "decide", "close"]
     assert sum(phases.values()) <= summary["total_seconds"] + 0.5
+    # a re-tune of the forward keeps the training steps and the train search's provenance
+    tune_with_training(path, dataclasses.replace(opts, train=False, workers=1))
+    _, again, prov = read_module(path)
+    assert all(again[key][b]["train"] == tuned[key][b]["train"] for b in (1, 64))
+    assert prov[key]["command"].startswith(f"mlpgen retune {spec.name}.py ")
+    assert " --train" in prov[key]["command"] and prov[key]["seeded"] == 2
 
 
 def test_an_unbuildable_native_lane_is_not_tried_by_the_workers(tmp_path, monkeypatch):
