@@ -37,15 +37,15 @@ _SEQUENTIAL = [(784, 1024), torch.nn.ReLU(), (1024, 1024), torch.nn.ReLU(), (102
 # TUNED[gpu_key][bucket]: the winner (times in us; "graph": a capture's own); "default": other GPUs
 TUNED = {
     "NVIDIA H200|sm90|132": {
-        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 98.858, "eager_us": 19.2, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 15.28}, "host_us": 14.887, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.24},
-        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 103.289, "eager_us": 29.874, "host_us": 14.568, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.352},
-        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 132.058, "eager_us": 79.184, "host_us": 15.273, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.91},
-        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 80.715, "eager_us": 68.668, "host_us": 18.637, "kernel": "_k_persist_m64_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 19.308},
-        1024: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 129.986, "eager_us": 125.084, "host_us": 29.622, "kernel": "_k_persist_m64_n128_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 8, "pdl": True, "strategy": "persist", "us": 30.202},
-        4096: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 363.882, "eager_us": 358.124, "host_us": 93.94, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 91.924},
-        16384: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 1371.43, "eager_us": 1352.696, "host_us": 312.582, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 301.08},
-        65536: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 5201.32, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 1129.76},
-        262144: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 20340.904, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 4424.528},
+        1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 64.806, "eager_us": 19.16, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 15.146}, "host_us": 14.393, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.288},
+        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 62.036, "eager_us": 29.88, "host_us": 14.505, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.358},
+        64: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 85.624, "eager_us": 79.36, "host_us": 15.152, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 15.906},
+        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 71.661, "eager_us": 68.872, "host_us": 18.598, "kernel": "_k_persist_m64_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "us": 19.3},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 128, "chunk": 64, "eager_host_us": 125.389, "eager_us": 126.014, "host_us": 29.624, "kernel": "_k_persist_m64_n128_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 8, "pdl": True, "strategy": "persist", "us": 30.18},
+        4096: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 360.14, "eager_us": 356.384, "host_us": 91.674, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 91.652},
+        16384: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_host_us": 1367.282, "eager_us": 1361.344, "host_us": 303.46, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 301.188},
+        65536: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 5215.936, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 1132.128},
+        262144: {"block_k": 64, "block_m": 128, "block_n": 128, "chunk": 64, "eager_us": 20346.975, "kernel": "_k_persist_m128_n128_k64", "num_stages": 3, "num_warps": 8, "strategy": "persist", "us": 4454.4},
     },
     "default": {
         1: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "kernel": "_k_persist_m16_n32_k64", "num_stages": 3, "num_warps": 4, "strategy": "persist"},
@@ -61,7 +61,7 @@ TUNED = {
 }
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
-    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 784,1024,1024,10 --act relu --dtype fp32 --batches 1,16,64,256,1024,4096,16384,65536,262144 --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-03T16:30:45", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 218, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "timeout": None, "torch": "2.11.0+cu130", "trials": None, "triton": "3.6.0", "tuning_seconds": 105.1, "workers": 1},
+    "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen retune mlp_784x1024x1024x10_relu_fp32.py --batches 1,16,64,256,1024,4096,16384,65536,262144 --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-06T23:49:53", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 146, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "seeded": 9, "timeout": None, "torch": "2.11.0+cu130", "trials": None, "triton": "3.6.0", "tuning_seconds": 33.0, "workers": 1},
 }
 
 # -- kernels ------------------------------------------------------------------------------------
