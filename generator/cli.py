@@ -580,8 +580,8 @@ def cmd_retune(argv: list[str]) -> int:
 def _provenance_summary(prov: dict, buckets) -> str:
     """A GPU table's header note: its last tune's date and search (trials per bucket, or
     every candidate where it was exhaustive), which buckets that tune covered where they
-    are not all of the table's (`buckets`): the others come from earlier tunes, and when the
-    training step was last searched."""
+    are not all of the table's (`buckets`): the others come from earlier tunes, whether it
+    started from earlier winners, and when the training step was last searched."""
     if not isinstance(prov, dict):
         return ""
     search = "exhaustive" if prov.get("exhaustive") else ""
@@ -594,6 +594,8 @@ def _provenance_summary(prov: dict, buckets) -> str:
         search += f" at {','.join(map(str, tuned))} (other buckets: earlier tunes)"
     parts = [f"date {prov['date']}"] if "date" in prov else []
     parts += [search.strip()] * bool(search)
+    if prov.get("seeded"):  # mlpgen retune: the GPU's earlier winners measured first
+        parts.append(f"from {prov['seeded']} earlier cells")
     train = prov.get("train")
     if isinstance(train, dict) and train.get("date"):  # mlpgen retune --train-only
         parts.append(f"training step searched {train['date']}")

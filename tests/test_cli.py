@@ -166,10 +166,11 @@ def test_show_names_the_last_tunes_search(tmp_path, capsys):
     assert main(["show", str(path)]) == 0
     shown = capsys.readouterr().out
     assert "[GPU B|sm90|132]  (date D3, exhaustive at 16 (other buckets: earlier tunes))" in shown
-    prov |= {"train": {"trials": None, "seconds": 9.0, "date": "D4"}}
+    prov |= {"train": {"trials": None, "seconds": 9.0, "date": "D4"}, "seeded": 2}
     write_module(path, spec, "GPU B|sm90|132", table2, prov, merge=True)
     assert main(["show", str(path)]) == 0
-    assert "earlier tunes), training step searched D4)" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "earlier tunes), from 2 earlier cells, training step searched D4)" in shown
 
 
 def test_refuses_to_overwrite_a_foreign_file(tmp_path, capsys):
