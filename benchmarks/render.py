@@ -132,7 +132,8 @@ GROUPS = (
 def module_table(data: dict, batches=None, kernels: bool = True) -> str:
     """One row per batch: per-call µs of eager (and torch.compile where it ran) and of mlpgen,
     then mlpgen's speedup over each (that time / mlpgen's); the same for CUDA-graph replays and
-    for GPU time where measured; the kernel the module ran."""
+    for GPU time where measured; a training step's floor (the loss alone) and its share of
+    eager's step; the kernel the module ran, or the step's backward."""
     cells = {(r["batch"], r["contender"]): r for r in data["results"]}
     batches = batches or sorted({r["batch"] for r in data["results"]})
 
@@ -154,6 +155,15 @@ def module_table(data: dict, batches=None, kernels: bool = True) -> str:
                     ok_value(cells.get((b, c)), k), ok_value(cells.get((b, m)), k)
                 )
             )
+    if data.get("train") and measured("loss", "host_us"):  # the part of a step no MLP changes
+        header += ["loss alone µs", "loss alone / eager"]
+        columns.append(lambda b: time_text(cells.get((b, "loss")), "host_us"))
+        columns.append(
+            lambda b: ratio_text(
+                ok_value(cells.get((b, "loss")), "host_us"),
+                ok_value(cells.get((b, "eager")), "host_us"),
+            )
+        )
     backward = data.get("env", {}).get("backward")
     if data.get("train") and isinstance(backward, dict):  # the step's backward, not a forward
         header.append("backward")
@@ -194,6 +204,10 @@ TRAIN_TEXT = (
     "where the table has no searched backward), cuBLASLt's GEMMs with act and act' in their "
     "epilogues (cublaslt) or eager's own ops. `bash "
     "benchmarks/retune_train.sh` searches the modules' training steps and re-runs these benches."
+)
+LOSS_TEXT = (
+    " `loss alone`: the loss and its backward on eager's output, timed with the steps: the part "
+    "of a step that no MLP changes."
 )
 
 
@@ -351,7 +365,8 @@ def benchmarks_md(gpus: list[Gpu]) -> str:
                 out += [""] + module_section(d)
         # training benches (forward + backward), rendered once their results exist
         if gpu.train:
-            out += ["", f"## Training step: {name}", "", TRAIN_TEXT]
+            floor = any(r["contender"] == "loss" for d in gpu.train for r in d["results"])
+            out += ["", f"## Training step: {name}", "", TRAIN_TEXT + LOSS_TEXT * floor]
             for d in gpu.train:
                 out += [""] + module_section(d)
         # cold tune times, rendered once their results exist

@@ -52,6 +52,9 @@ class Contender:
     label: str
     graph: bool = False  # captured once per batch in a CUDA graph, timed by replay
     compile_mode: str | None = None  # torch.compile mode ("default", "max-autotune")
+    # a training step's part that no MLP changes: its loss and the loss's backward on eager's
+    # output (a leaf), timed beside the steps but not checked (it computes no MLP); --train only
+    floor: bool = False
 
 
 CONTENDERS = (
@@ -61,6 +64,7 @@ CONTENDERS = (
     Contender("max-autotune", 'torch.compile(mode="max-autotune")', compile_mode="max-autotune"),
     Contender("mlpgen", "generated module (FusedMLP)"),
     Contender("mlpgen+graph", "generated module in a CUDA graph", graph=True),
+    Contender("loss", "the loss and its backward alone, no MLP", floor=True),
 )
 BY_NAME = {c.name: c for c in CONTENDERS}
 
@@ -153,17 +157,24 @@ def lookup(d: dict, dotted: str):
     return d or None
 
 
-def pick_contenders(only: Sequence[str] | None, no_compile: bool) -> tuple[Contender, ...]:
-    """The contenders to run, in table order; the eager baseline always runs."""
+def pick_contenders(
+    only: Sequence[str] | None, no_compile: bool, train: bool = False
+) -> tuple[Contender, ...]:
+    """The contenders to run, in table order; the eager baseline always runs, a training
+    step's floor only with train."""
     if only:
         unknown = [n for n in only if n not in BY_NAME]
         if unknown:
             raise ValueError(f"unknown contender {unknown[0]!r}; choose from {', '.join(BY_NAME)}")
+        floors = [n for n in only if BY_NAME[n].floor and not train]
+        if floors:
+            raise ValueError(f"contender {floors[0]!r} is a training step's part: use --train")
     chosen = [
         c
         for c in CONTENDERS
         if (not only or c.name in only or c.name == BASELINE)
         and not (no_compile and c.compile_mode)
+        and (train or not c.floor)
     ]
     return tuple(chosen)
 
@@ -438,6 +449,7 @@ def run_bench(
     models = (models_type or Models)(spec, mod, weights, biases)
     env.update(models.environment(mod, batches, dev))
     train = models.train
+    contenders = [c for c in contenders if train or not c.floor]  # a training step's part
     inputs = {b: random_problem(spec, b, dev, seed + 1 + i)[0] for i, b in enumerate(batches)}
     expected: dict[int, object] = {}  # the fp32 reference
     bar = Progress(len(batches) * len(contenders)) if progress else None
@@ -527,6 +539,9 @@ def measure_cells(
                 raise RuntimeError("CUDA graphs need a CUDA device")
             prepared = models.prepare(contender, x, sync)
             cell.compile_s = prepared.compile_s
+            if contender.floor:  # it computes no MLP: nothing to check
+                timed[len(cells) - 1] = prepared
+                continue
             result = models.verdict(prepared.output(), expected)
             sync()
             cell.err = result.err

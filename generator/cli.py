@@ -750,7 +750,10 @@ def cmd_bench(argv: list[str]) -> int:
                 f"--only: unknown contender {short(unknown[0])}; "
                 f"choose from {', '.join(bench.BY_NAME)}"
             )
-        contenders = bench.pick_contenders(only, args.no_compile)
+        try:
+            contenders = bench.pick_contenders(only, args.no_compile, args.train)
+        except ValueError as e:
+            raise UsageError(f"--only: {e}") from None
         if not cuda_available():
             raise UsageError("bench needs a CUDA GPU")
         models_type = None

@@ -6,10 +6,13 @@ gradient tensors each step, so nothing accumulates in `.grad` and a CUDA graph o
 step replays to the same buffers. The contenders are bench's (mlpgen.bench.CONTENDERS): eager
 nn.Sequential, it in a CUDA graph, torch.compile of the forward and the loss (AOTAutograd
 compiles the backward with them), and the module's public FusedMLP in training mode, alone and
-in a CUDA graph; whichever backward the module has, the bench only calls it.
+in a CUDA graph; whichever backward the module has, the bench only calls it. Beside them, the
+step's floor: the loss and its backward alone on eager's output ("loss"), the part of a step
+that no MLP changes.
 
 Before it is timed, every contender's output and gradients are checked against the same step in
-fp32 through nn.Sequential (`check_step`); a contender with a wrong one is WRONG and not timed.
+fp32 through nn.Sequential (`check_step`); a contender with a wrong one is WRONG and not timed
+(the floor computes no MLP: it is not checked).
 """
 
 from __future__ import annotations
@@ -187,6 +190,7 @@ class TrainModels(Models):
         super().__init__(spec, mod, weights, biases)
         self.fused.train()
         self.seq_loss, self.fused_loss = LossOf(self.seq), LossOf(self.fused)
+        self.loss_alone = LossOf(torch.nn.Identity())  # the floor contender's step
         w32 = [w.float() for w in weights]
         b32 = None if biases is None else [b.float() for b in biases]
         self.reference = LossOf(build_sequential(spec, w32, b32))
@@ -221,6 +225,11 @@ class TrainModels(Models):
             return Prepared(
                 call=run, output=lambda: clone(run()), compile_s=time.perf_counter() - t0
             )
+        if contender.floor:  # the loss and its backward on eager's output, a leaf
+            with torch.no_grad():
+                y = self.seq(x).requires_grad_()
+            run = partial(step, self.loss_alone, (), y, scale)
+            return Prepared(call=run, output=run)
         model = self.fused_loss if contender.name.startswith("mlpgen") else self.seq_loss
         run = partial(step, model, tuple(model.parameters()), x, scale)
         if contender.graph:

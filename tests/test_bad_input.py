@@ -316,6 +316,7 @@ CASES = [
     (["bench", "--load", "atrain.json", "--train"], 2, "--train measures a module"),
     (["bench", MOD, "--train", "--load", "a.json"], 2, "not both"),
     (["bench", MOD, "--only", "nosuch"], 2, "unknown contender"),
+    (["bench", MOD, "--only", "loss"], 2, "a training step's part: use --train"),
     (["bench", MOD, "--only", LONG], 2, "--only"),
     (["bench", MOD, "--warmup", "0"], 2, "out of range"),
     (["bench", MOD, "--rep", "-5"], 2, "out of range"),

@@ -72,7 +72,10 @@ def test_failure_is_one_short_line():
 
 def test_pick_contenders_always_keeps_eager():
     names = [c.name for c in bench.pick_contenders(None, False)]
-    assert names == [c.name for c in bench.CONTENDERS]
+    assert names == [c.name for c in bench.CONTENDERS if not c.floor]
+    assert [c.name for c in bench.pick_contenders(None, False, train=True)][-1] == "loss"
+    with pytest.raises(ValueError, match="'loss' is a training step's part"):
+        bench.pick_contenders(["loss"], False)
     assert [c.name for c in bench.pick_contenders(["mlpgen"], False)] == ["eager", "mlpgen"]
     assert "compile" not in [c.name for c in bench.pick_contenders(None, True)]
     assert "max-autotune" not in [c.name for c in bench.pick_contenders(None, True)]
@@ -83,7 +86,7 @@ def test_pick_contenders_always_keeps_eager():
 def test_compile_runs_last_so_a_budget_cuts_it_first():
     order = [[c.name for c in phase] for phase in bench.phases(bench.CONTENDERS)]
     assert order == [
-        ["eager", "eager+graph", "mlpgen", "mlpgen+graph"],
+        ["eager", "eager+graph", "mlpgen", "mlpgen+graph", "loss"],
         ["compile"],
         ["max-autotune"],
     ]
@@ -141,7 +144,7 @@ def test_table_from_recorded_fixture(fixture_data):
     assert lines[0].startswith("mlp_256x512x256_gelu_fp16 on NVIDIA H200")
     assert "torch 2.11.0" in lines[0] and "triton 3.6.0" in lines[0]
     header = next(line for line in lines if line.lstrip().startswith("batch"))
-    assert header.split() == ["batch"] + [c.name for c in bench.CONTENDERS]
+    assert header.split() == ["batch"] + [c.name for c in bench.CONTENDERS if not c.floor]
     row1 = next(line for line in lines if line.split()[:1] == ["1"])
     assert "60.2 (1.00×)" in row1 and "9.40 (6.40×)" in row1
     assert "WRONG" in text and "failed" in text

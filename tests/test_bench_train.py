@@ -134,7 +134,7 @@ def train_run(module, batches, contenders) -> dict:
 
 
 def test_run_bench_train_on_cpu(small_module, monkeypatch):
-    contenders = bench.pick_contenders(["eager+graph", "mlpgen"], no_compile=True)
+    contenders = bench.pick_contenders(["eager+graph", "mlpgen", "loss"], True, train=True)
     data = train_run(small_module, (3, 17), contenders)
     data = json.loads(json.dumps(data))  # JSON-ready as returned
     assert data["train"] is True and data["batches"] == [3, 17]
@@ -150,7 +150,10 @@ def test_run_bench_train_on_cpu(small_module, monkeypatch):
             assert r["status"] == "ok" and r["host_us"] > 0 and r["gpu_us"] is None, r
             assert set(r["errs"]) == names and max(r["errs"].values()) == r["err"] < 1e-3
         assert cells[(b, "eager+graph")]["status"].startswith("failed: RuntimeError: CUDA")
+        loss = cells[(b, "loss")]  # the step's floor: timed with the steps, nothing to check
+        assert loss["status"] == "ok" and loss["host_us"] > 0 and loss["err"] is None
     text = report.bench_text(data)
+    assert "loss" in text.splitlines()[3].split()  # a column of the per-call table
     assert text.startswith(
         "mlp_16x40x8_silu_fp32, training step (forward, y.float().square().mean(), backward)"
     )
@@ -222,15 +225,18 @@ def test_train_example_fits_the_torus_on_cpu(tmp_path, monkeypatch):
 )
 def test_bench_train_on_gpu_checks_every_gradient(spec, load_generated, capsys):
     _, path = load_generated(spec)
-    only = "eager+graph,compile,mlpgen,mlpgen+graph"
+    only = "eager+graph,compile,mlpgen,mlpgen+graph,loss"
     argv = ["bench", str(path), "--train", "--batches", "17,20000", "--only", only]
     assert main([*argv, "--rep", "10", "--warmup", "2", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["train"] is True and data["batches"] == [17, 20000]
     assert set(data["settings"]["loss_scale"]) == {"17", "20000"}
     names = set(train_bench.result_names(spec))
-    assert len(data["results"]) == 2 * 5
+    assert len(data["results"]) == 2 * 6
     for r in data["results"]:
         assert r["status"] == "ok", r
+        if r["contender"] == "loss":  # the step's floor: timed, not checked
+            assert r["err"] is None and r["host_us"] > 0 and r["gpu_us"] > 0, r
+            continue
         assert set(r["errs"]) == names and max(r["errs"].values()) == r["err"] <= 1, r
         assert r["host_us"] > 0 and r["gpu_us"] > 0, r

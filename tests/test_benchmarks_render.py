@@ -172,6 +172,22 @@ def test_a_train_run_renders_as_its_own_section(results):
     assert "- gradients: a training step per call" in text
 
 
+def test_a_train_table_shows_the_loss_alone_and_its_share_of_eagers_step(results):
+    data = train_run()
+    data["results"] += [
+        {"batch": b, "contender": "loss", "status": "ok", "host_us": 20.0, "gpu_us": 2.0}
+        for b in (1, 64)
+    ]
+    write(results / "h200" / "train", data)
+    train = render.benchmarks_md(render.load(results)).split("## Training step", 1)[1]
+    header = next(line for line in train.splitlines() if line.startswith("| batch"))
+    assert "| GPU: eager / mlpgen | loss alone µs | loss alone / eager |" in header
+    assert render.TRAIN_TEXT + render.LOSS_TEXT in train.splitlines()
+    row = next(line for line in train.splitlines() if line.startswith("| 1 |"))
+    assert row.startswith("| 1 | 40.0 | 120.0 | 8.00 | 5.00× | 15.00× |")
+    assert "| 20.0 | 0.50× |" in row
+
+
 def test_a_table_shows_only_its_batches_shown():
     """A comparison's JSON keeps every row; "batches_shown" picks the rows the page shows."""
     rows = [["a", str(b), f"{b}.5"] for b in (1, 16, 64)]
