@@ -105,12 +105,19 @@ def ok_value(r: dict | None, key: str) -> float | None:
     return r.get(key) if r is not None and r["status"] == "ok" else None
 
 
+SHOWN_SPREAD = 0.05  # a time whose samples spread this much or more shows it: "584.9 ±22%"
+
+
 def time_text(r: dict | None, key: str) -> str:
+    """A cell's time; its spread (interquartile range over the median) where SHOWN_SPREAD or
+    more, so that a ratio within the noise reads as such."""
     if r is None:
         return "-"
     if r["status"] != "ok":
         return r["status"].split(":")[0]  # WRONG / failed / skipped: the reason is in the notes
-    return fmt_us(r.get(key))
+    spread = r.get(key.replace("_us", "_spread"))
+    noisy = r.get(key) is not None and spread is not None and spread >= SHOWN_SPREAD
+    return fmt_us(r.get(key)) + (f" ±{spread:.0%}" if noisy else "")
 
 
 def ratio_text(a: float | None, b: float | None) -> str:
@@ -346,7 +353,9 @@ def benchmarks_md(gpus: list[Gpu]) -> str:
         "",
         "`mlpgen bench` runs every contender on the same weights and the same random input per",
         "batch and checks its output against eager's before timing it. Speedups are the other",
-        "contender's time over mlpgen's (above 1: mlpgen is faster). In bench's words:",
+        "contender's time over mlpgen's (above 1: mlpgen is faster); ±: a time's spread "
+        f"(interquartile range over the median) where {SHOWN_SPREAD:.0%} or more. In bench's "
+        "words:",
         "",
         *method(gpus),
     ]
@@ -408,8 +417,8 @@ def readme_table(gpus: list[Gpu]) -> str | None:
                         f"triton {env['triton']}),",
                         "against eager `nn.Sequential` with the same weights: µs per call (a loop "
                         "of calls, one synchronize)",
-                        "and of GPU time (one call after an L2 flush). Every bucket and contender: "
-                        "[BENCHMARKS.md](BENCHMARKS.md).",
+                        "and of GPU time (one call after an L2 flush); ±: the spread of a time's "
+                        "samples. All of it: [BENCHMARKS.md](BENCHMARKS.md).",
                         "",
                         module_table(data, batches, kernels=False),
                         "",

@@ -246,3 +246,11 @@ def test_recorded_results_name_their_command_and_no_run():
         assert data["env"]["gpu"] and data["env"]["torch"] and data["env"]["triton"], path
         flat = json.dumps(data)
         assert not re.search(r"run[0-9]+|session", flat, re.IGNORECASE), path
+
+
+def test_a_time_shows_its_spread_where_it_is_noise():
+    cell = {"status": "ok", "host_us": 584.9, "host_spread": 0.219, "gpu_us": 118.9}
+    assert render.time_text(cell, "host_us") == "584.9 ±22%"
+    assert render.time_text(cell | {"host_spread": 0.049}, "host_us") == "584.9"
+    assert render.time_text(cell, "gpu_us") == "118.9"  # no spread recorded
+    assert render.time_text(cell | {"status": "WRONG"}, "host_us") == "WRONG"
