@@ -2,7 +2,8 @@
 # The public matrix on the GPU at hand: bench every shipped module, then render BENCHMARKS.md.
 #   bash benchmarks/run_public_matrix.sh                 # every contender (torch.compile is slow)
 #   bash benchmarks/run_public_matrix.sh --no-compile    # extra arguments go to mlpgen bench
-#   bash benchmarks/run_public_matrix.sh --train ...     # training steps (mlpgen bench --train)
+#   bash benchmarks/run_public_matrix.sh --train ...     # training steps (mlpgen bench --train,
+#                                                        # 16 rounds of 400 ms per cell)
 #   MODULES="tuned/a.py tuned/b.py" bash benchmarks/run_public_matrix.sh ...   # only these
 # Results go to benchmarks/results/$GPU/<module>.json, training steps to .../train/<module>.json
 # (GPU: e.g. h200, from the device's name); a module whose bench fails keeps its recorded
@@ -14,7 +15,8 @@ GPU=${GPU:-$(python3 benchmarks/gpu_folder.py)}
 out=benchmarks/results/$GPU
 train=()
 if [[ ${1:-} == --train ]]; then
-    train=(--train)
+    # a step is host-bound up to large batches: its per-call medians over more samples
+    train=(--train --rounds 16 --rep 400)
     out=$out/train
     shift
 fi

@@ -430,6 +430,7 @@ def run_bench(
     command: str | None = None,
     progress: bool = True,
     models_type: type[Models] | None = None,
+    rounds: int = 4,
 ) -> dict:
     """Measure every contender at every batch size; returns the JSON-ready result.
     models_type: what each contender runs, Models (a forward, the default) or a subclass
@@ -468,7 +469,7 @@ def run_bench(
                     if batch not in expected:
                         expected[batch] = models.expected(x)
                     group = measure_cells(
-                        models, phase, x, expected[batch], sync, cuda, warmup_ms, rep_ms
+                        models, phase, x, expected[batch], sync, cuda, warmup_ms, rep_ms, rounds
                     )
                 cells += group
                 for cell in group:
@@ -487,7 +488,7 @@ def run_bench(
         "budget_s": budget_s,
         "grad": "every contender runs under torch.no_grad()",
         "order": "eager, graphs and mlpgen at every batch size first, timed together in "
-        f"{ROUNDS} interleaved rounds per batch size, then each torch.compile mode at every "
+        f"{rounds} interleaved rounds per batch size, then each torch.compile mode at every "
         "batch size",
         "host_time": HOST_TIME,
         "gpu_time": GPU_TIME,
@@ -511,9 +512,6 @@ def run_bench(
     }
 
 
-ROUNDS = 4  # interleaved rounds of timing a batch's contenders (timing.time_calls)
-
-
 def measure_cells(
     models: Models,
     contenders: Sequence[Contender],
@@ -523,9 +521,10 @@ def measure_cells(
     cuda: bool,
     warmup_ms: int,
     rep_ms: int,
+    rounds: int = 4,
 ) -> list[Cell]:
     """The contenders at one batch: each checked against the fp32 reference (models.verdict),
-    then those to time (ok, or WRONG where models.time_wrong) timed together in ROUNDS
+    then those to time (ok, or WRONG where models.time_wrong) timed together in `rounds`
     interleaved rounds (timing.time_calls), so that the host's slow spells fall on all alike.
     A contender that fails is a result (its cell's status), not the end of the run; where the
     timing together fails, each is timed alone. Every contender's prepared state (its graph
@@ -552,10 +551,13 @@ def measure_cells(
                 timed[len(cells) - 1] = prepared
         except Exception as e:  # a contender's failure is a result, not the end of the run
             mark_failed(cell, e)
-    budget = {"loop_s": rep_ms / 1e3 / 7, "loops": 7, "warmup_ms": warmup_ms, "rep_ms": rep_ms}
+    # two host loops a round: rep_ms of loops in all, in more samples as the rounds grow
+    loops = 2 * rounds
+    budget = {"loop_s": rep_ms / 1e3 / loops, "loops": loops, "warmup_ms": warmup_ms}
+    budget["rep_ms"] = rep_ms
     calls = {i: p.call for i, p in timed.items()}
     try:
-        times = time_calls(calls, cuda, sync, ROUNDS, **budget)
+        times = time_calls(calls, cuda, sync, rounds, **budget)
     except Exception:  # one contender's failure (out of memory, say): each alone
         times = {}
         for i, call in calls.items():

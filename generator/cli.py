@@ -719,6 +719,12 @@ def cmd_bench(argv: list[str]) -> int:
     )
     p.add_argument("--warmup", type=integer(1, 60_000), default=25, help="GPU-time warm-up, ms")
     p.add_argument("--rep", type=integer(1, 600_000), default=100, help="timing per cell, ms")
+    p.add_argument(
+        "--rounds",
+        type=integer(1, 64),
+        default=4,
+        help="interleaved rounds of a batch's contenders (more: medians of more samples)",
+    )
     p.add_argument("--budget", type=seconds, default=None, help="stop after seconds")
     p.add_argument("--seed", type=integer(0, MAX_SEED), default=0)
     p.add_argument("--json", action="store_true", help="raw numbers on stdout, table on stderr")
@@ -770,6 +776,7 @@ def cmd_bench(argv: list[str]) -> int:
                 seed=args.seed,
                 command=command_line(["bench", *argv]),
                 models_type=models_type,
+                rounds=args.rounds,
             )
         except (KeyboardInterrupt, Terminated):
             raise

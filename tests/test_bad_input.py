@@ -320,6 +320,7 @@ CASES = [
     (["bench", MOD, "--only", LONG], 2, "--only"),
     (["bench", MOD, "--warmup", "0"], 2, "out of range"),
     (["bench", MOD, "--rep", "-5"], 2, "out of range"),
+    (["bench", MOD, "--rounds", "0"], 2, "out of range"),
     (["bench", MOD, "--budget", "inf"], 2, "finite"),
     (["bench", MOD, "--seed", "x"], 2, "ASCII"),
     (["bench", MOD, "--batches", "0"], 2, "positive"),

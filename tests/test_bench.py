@@ -264,12 +264,13 @@ def test_a_batchs_contenders_are_timed_together_else_each_alone(small_module, mo
     real = bench.time_calls
 
     def spy(calls, *args, **kwargs):
-        together.append((len(calls), args[2]))
+        together.append((len(calls), args[2], kwargs["loops"]))
         return real(calls, *args, **kwargs)
 
     monkeypatch.setattr(bench, "time_calls", spy)
-    data = bench.run_bench(small_module, (3, 17), contenders, rep_ms=2, device="cpu")
-    assert together == [(2, bench.ROUNDS)] * 2  # eager and mlpgen, per batch
+    data = bench.run_bench(small_module, (3, 17), contenders, rep_ms=2, device="cpu", rounds=3)
+    assert together == [(2, 3, 6)] * 2  # eager and mlpgen per batch, in 3 rounds of 2 loops
+    assert "in 3 interleaved rounds" in data["settings"]["order"]
     assert all(r["status"] == "ok" and r["host_us"] > 0 for r in data["results"])
 
     def broken(calls, *args, **kwargs):
