@@ -44,6 +44,7 @@ from mlpgen.timing import time_call, time_calls
 from mlpgen.verify import Check, check, random_problem, reference
 
 BASELINE = "eager"
+ROUNDS = 4  # interleaved rounds of timing a batch's contenders (timing.time_calls), by default
 
 
 @dataclass(frozen=True)
@@ -430,12 +431,13 @@ def run_bench(
     command: str | None = None,
     progress: bool = True,
     models_type: type[Models] | None = None,
-    rounds: int = 4,
+    rounds: int | None = None,
 ) -> dict:
     """Measure every contender at every batch size; returns the JSON-ready result.
     models_type: what each contender runs, Models (a forward, the default) or a subclass
     (mlpgen.train_bench.TrainModels: a training step). `device="cpu"` runs the non-graph
-    contenders without GPU times (for tests of the plumbing)."""
+    contenders without GPU times (for tests of the plumbing). rounds: interleaved rounds of a
+    batch's contenders (measure_cells; None: ROUNDS)."""
     spec, tuned, _ = read_module(path)
     from mlpgen.selfcheck import load_module
 
@@ -450,6 +452,7 @@ def run_bench(
     models = (models_type or Models)(spec, mod, weights, biases)
     env.update(models.environment(mod, batches, dev))
     train = models.train
+    rounds = rounds or ROUNDS
     contenders = [c for c in contenders if train or not c.floor]  # a training step's part
     inputs = {b: random_problem(spec, b, dev, seed + 1 + i)[0] for i, b in enumerate(batches)}
     expected: dict[int, object] = {}  # the fp32 reference
@@ -521,7 +524,7 @@ def measure_cells(
     cuda: bool,
     warmup_ms: int,
     rep_ms: int,
-    rounds: int = 4,
+    rounds: int = ROUNDS,
 ) -> list[Cell]:
     """The contenders at one batch: each checked against the fp32 reference (models.verdict),
     then those to time (ok, or WRONG where models.time_wrong) timed together in `rounds`
@@ -551,10 +554,8 @@ def measure_cells(
                 timed[len(cells) - 1] = prepared
         except Exception as e:  # a contender's failure is a result, not the end of the run
             mark_failed(cell, e)
-    # two host loops a round: rep_ms of loops in all, in more samples as the rounds grow
-    loops = 2 * rounds
-    budget = {"loop_s": rep_ms / 1e3 / loops, "loops": loops, "warmup_ms": warmup_ms}
-    budget["rep_ms"] = rep_ms
+    loops = 2 * rounds  # rep_ms of host loops in all, in more samples as the rounds grow
+    budget = dict(loop_s=rep_ms / 1e3 / loops, loops=loops, warmup_ms=warmup_ms, rep_ms=rep_ms)
     calls = {i: p.call for i, p in timed.items()}
     try:
         times = time_calls(calls, cuda, sync, rounds, **budget)

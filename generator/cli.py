@@ -722,8 +722,8 @@ def cmd_bench(argv: list[str]) -> int:
     p.add_argument(
         "--rounds",
         type=integer(1, 64),
-        default=4,
-        help="interleaved rounds of a batch's contenders (more: medians of more samples)",
+        default=None,
+        help="interleaved rounds of a batch's contenders (default 4; more: more samples)",
     )
     p.add_argument("--budget", type=seconds, default=None, help="stop after seconds")
     p.add_argument("--seed", type=integer(0, MAX_SEED), default=0)
