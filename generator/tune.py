@@ -449,6 +449,7 @@ class Job:
     clusters: bool = False  # the GPU launches thread-block clusters (sm_90+)
     pdl: bool = False  # the GPU has programmatic dependent launch (sm_90+): pdl_pass runs
     others: tuple[KernelConfig, ...] = ()  # the configs of the module's other GPUs' tables
+    trained: dict | None = None  # this GPU's train search provenance, kept with its steps
 
 
 def previous_winners(previous: dict, bucket: int) -> list[KernelConfig]:
@@ -1559,8 +1560,6 @@ def tune(
     opts = job.options
     provenance = {}
     log_path = trial_log_path(path)
-    # the train search's provenance, kept with the training steps a re-tune keeps (below)
-    searched = read_module(path)[2].get(job.key, {}).get("train") if path.exists() else None
 
     def write(results: Results) -> None:
         provenance.update(
@@ -1584,8 +1583,8 @@ def tune(
         for b, cell in table.items():  # the train search's winner does not depend on the cell
             if "train" in job.previous.get(b, {}):
                 cell["train"] = job.previous[b]["train"]
-                if searched is not None:
-                    provenance["train"] = searched
+                if job.trained is not None:
+                    provenance["train"] = job.trained
         if table:  # write_module keeps the default's other buckets
             write_module(
                 path, job.spec, job.key, table, provenance, buckets=opts.buckets, merge=True
@@ -1659,7 +1658,7 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
 
     t0 = time.perf_counter()
     path = Path(path)
-    spec, tuned, _ = read_module(path)
+    spec, tuned, provenance = read_module(path)
     count = torch.cuda.device_count()
     devices = list(range(max(1, min(opts.workers, count))))
     key = gpu_key(devices[0])
@@ -1683,6 +1682,7 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
             for c in (cell, graph_cell(cell))
             if c is not None
         ),
+        trained=provenance.get(key, {}).get("train"),
     )
     storage = opts.storage or default_storage(path)
     progress = Progress(sum(b.target for b in plan(job)), quiet=quiet)
