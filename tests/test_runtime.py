@@ -204,6 +204,26 @@ def test_a_training_call_skips_the_general_paths_checks_once_its_parameters_pass
         fused(x, out=torch.empty(M, 7))
 
 
+def test_a_recomputing_training_forward_takes_the_inference_lane(laned, monkeypatch):
+    """A training config that recomputes in the backward saves no hidden layer, so its forward
+    is the inference forward: the lane's launch where the call has a lane (autograd records
+    nothing inside the autograd function), else the module's general forward."""
+    mod, fused, fake = laned
+    training = mod._mlpgen("mlpgen.runtime.train")
+    general = []
+    forward = mod._forward
+    monkeypatch.setattr(mod, "_forward", lambda *a: general.append(1) or forward(*a))
+    weights, biases = weights_biases(fused)
+    cfg = {"recompute": True, "one_pass": True}
+    for m in (M, M + 1):  # M has a lane, M + 1 none
+        x = torch.randn(m, 20, requires_grad=True)
+        with torch.no_grad():
+            y, saved = training.forward(x, weights, biases, cfg)
+        assert saved == [*weights, *biases]
+        torch.testing.assert_close(y, mod.reference(x, weights, biases), atol=1e-4, rtol=1e-4)
+    assert len(fake.calls) == 1 and general == [1]
+
+
 def test_the_lane_steps_aside_on_another_current_device(laned, monkeypatch):
     mod, fused, fake = laned
     monkeypatch.setattr(lanes, "_current_device", lambda: 0)

@@ -185,7 +185,12 @@ class Training:
         if cfg.get("backward") == LtBackward.strategy:
             return self.lt_forward(x, weights, biases)
         if cfg.get("recompute"):
-            return self.ns["_forward"](x, weights, biases), [*weights, *(biases or [])]
+            ns = self.ns
+            # autograd records nothing in here: the inference lane takes the call where its
+            # plan opened one (the native lane: no Python between the checks and the launch)
+            y = ns["_lean"](x, ns["_join"](weights, biases))
+            y = ns["_forward"](x, weights, biases) if y is None else y
+            return y, [*weights, *(biases or [])]
         y, hs, zs = self.train_forward(x, weights, biases, cfg, self.launcher(x, cfg))
         ys = [y] if self.grad_inputs[-1] == "h" else []  # out_act' reads y
         return y, [*weights, *hs, *ys, *[z for z in zs if z is not None]]
