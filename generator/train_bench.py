@@ -234,6 +234,7 @@ class TrainModels(Models):
         run = partial(step, model, tuple(model.parameters()), x, scale)
         if contender.graph:
             return capture(run)
+        run()  # the checked step is a steady one: a first step may record the native lane's
         return Prepared(call=run, output=run)
 
     def expected(self, x: torch.Tensor) -> tuple[tuple, tuple]:

@@ -1,6 +1,7 @@
 """The native lane: native_lane.cpp (a file of this package) built once per machine with the
 system's C++ compiler against torch's and triton's headers, and the lanes a ModuleRuntime gives
-it (one kernel launch, or the epilogue strategy's cuBLASLt GEMMs with fused epilogues).
+it (one kernel launch, or the epilogue strategy's cuBLASLt GEMMs with fused epilogues; the
+training steps train_lane records).
 MLPGEN_NATIVE=0 skips it; a failed build warns once and calls stay in Python."""
 
 from __future__ import annotations

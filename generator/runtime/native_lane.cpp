@@ -1,6 +1,7 @@
 // mlpgen's native lane: a generated module's inference call (checks, output allocation, kernel
 // launch) in one C++ function, the Python lane's kernel-lane call without the interpreter around
-// triton's C launch. mlpgen.runtime builds it once per machine (torch's headers, triton's
+// triton's C launch; and its training steps as recorded from the Python lane (the training lane,
+// below: the forward, an autograd node and its backward in C++). mlpgen.runtime builds it once per machine (torch's headers, triton's
 // cuda.h); where the build or a check fails, calls take the Python lane.
 //
 // A lane launches one kernel (every one-launch strategy) or several steps in turn, each a
@@ -21,12 +22,19 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/autograd/saved_variable.h>
 
 #include "cuda.h"
 
@@ -167,7 +175,10 @@ void drop(Gemm* g) {
 }
 
 // A kernel argument: where its value comes from at each call, and the value of a fixed one.
-enum Source : int { FIXED = -1, X = -2, Y = -3 };  // >= 0: that parameter's address
+// >= 0: that parameter's address. A training lane's kernels also read dL/dy (GY), write dx (DX)
+// and the flat parameter gradient (FLAT), and the buffers it allocates: BUFFER - j is buffer j.
+enum Source : int { FIXED = -1, X = -2, Y = -3, GY = -4, DX = -5, FLAT = -6, BUFFER = -16 };
+const size_t MAX_ARGS = 128;  // a kernel's arguments (a training kernel of many layers: ~40)
 
 struct Launch {
   CUfunction function;
@@ -176,7 +187,6 @@ struct Launch {
   bool cooperative, pdl;
   std::vector<int> sources;       // per kernel argument passed
   std::vector<uint64_t> values;   // per argument: its bits in the low bytes (little-endian)
-  std::vector<void*> pointers;    // per argument: &values[i], what cuLaunchKernelEx reads
   PyObject* keep;                 // what the fixed addresses point into (a workspace, buffers)
   Gemm* gemm = nullptr;           // a GEMM step in place of the kernel
 };
@@ -187,6 +197,24 @@ struct Lane {
   std::vector<Launch*> launches;  // its steps in order
 };
 
+// A buffer a training lane allocates (bytes): in its forward (saved for the backward) or its
+// backward.
+struct Buffer {
+  int64_t bytes;
+  bool backward;
+};
+
+// A training step recorded for (device, M, whether x needs a gradient): the forward's kernels
+// (none where it runs the module's inference lane for M) and the backward's.
+struct TrainLane {
+  int device;
+  int64_t m, k0, n, flat;  // flat: the flat parameter gradient's elements
+  bool need_x, by_inference, saves_y;  // saves_y: the backward reads y
+  std::vector<Launch*> forward, backward;
+  std::vector<Buffer> buffers;
+  ~TrainLane();
+};
+
 struct State {
   c10::ScalarType dtype;
   int64_t k0, n;
@@ -194,6 +222,7 @@ struct State {
   std::vector<int64_t> rows;    // a weight's size(0) (it is 2-D), 0 for a bias (1-D)
   bool capture;                 // decline calls under stream capture (graph winners exist)
   std::vector<Lane*> lanes;
+  std::vector<std::shared_ptr<TrainLane>> train_lanes;  // an autograd node may outlive the state
 };
 
 const char* STATE = "mlpgen.native_lane.State";
@@ -202,6 +231,11 @@ void drop(Launch* k) {
   Py_XDECREF(k->keep);
   if (k->gemm != nullptr) drop(k->gemm);
   delete k;
+}
+
+TrainLane::~TrainLane() {  // its launches keep nothing: no Python object, no GIL needed
+  for (Launch* k : forward) drop(k);
+  for (Launch* k : backward) drop(k);
 }
 
 void drop(Lane* l) {
@@ -277,11 +311,13 @@ PyObject* new_state(PyObject*, PyObject* args) {
 
 // A launch from (function, grid0, grid1, num_warps, shared, cluster, cooperative, pdl, sources,
 // values, keep): sources[i] as Source, values[i] the bits of a fixed argument (ignored for the
-// others). cluster > 1: launched as clusters of that many CTAs, grid0 clusters (as triton's
-// launch does with num_ctas in its metadata). nullptr with a Python error where it is wrong.
+// others); `buffers`: how many BUFFER sources a training lane's launch may name (-1: an
+// inference lane's, which name X, Y and parameters only). cluster > 1: launched as clusters of
+// that many CTAs, grid0 clusters (as triton's launch does with num_ctas in its metadata). keep
+// nullptr: nothing to keep. nullptr with a Python error where it is wrong.
 Launch* parse_launch(const State* s, unsigned long long function, unsigned grid0, unsigned grid1,
                      int warps, unsigned shared, unsigned cluster, int cooperative, int pdl,
-                     PyObject* sources, PyObject* values, PyObject* keep) {
+                     PyObject* sources, PyObject* values, PyObject* keep, int buffers = -1) {
   if (cluster < 1) {
     PyErr_SetString(PyExc_ValueError, "cluster must be at least 1");
     return nullptr;
@@ -309,7 +345,9 @@ Launch* parse_launch(const State* s, unsigned long long function, unsigned grid0
   }
   for (Py_ssize_t i = 0; i < count && !PyErr_Occurred(); ++i) {
     long source = PyLong_AsLong(PySequence_Fast_GET_ITEM(src, i));
-    if (source < Y || source >= static_cast<long>(s->numels.size())) {
+    bool named = source >= Y || (buffers >= 0 && (source >= FLAT || (source <= BUFFER &&
+                                                                     source > BUFFER - buffers)));
+    if (!named || source >= static_cast<long>(s->numels.size())) {
       PyErr_SetString(PyExc_ValueError, "a source names no argument");
     }
     k->sources.push_back(static_cast<int>(source));
@@ -328,7 +366,11 @@ Launch* parse_launch(const State* s, unsigned long long function, unsigned grid0
   k->values.push_back(0);  // and its profile scratch
   k->sources.push_back(FIXED);
   k->sources.push_back(FIXED);
-  for (auto& v : k->values) k->pointers.push_back(&v);
+  if (k->values.size() > MAX_ARGS) {
+    delete k;
+    PyErr_SetString(PyExc_ValueError, "too many kernel arguments");
+    return nullptr;
+  }
   if (cluster > 8) {  // past the portable 8: allowed per function (as triton's launch does)
     Driver* d = driver();
     if (d == nullptr || d->func_attribute == nullptr ||
@@ -339,7 +381,7 @@ Launch* parse_launch(const State* s, unsigned long long function, unsigned grid0
       return nullptr;
     }
   }
-  Py_INCREF(keep);
+  Py_XINCREF(keep);
   k->keep = keep;
   return k;
 }
@@ -577,18 +619,18 @@ PyObject* launch_error(Driver* d, CUresult code) {
   return nullptr;
 }
 
-// One kernel of a lane on `stream`, its arguments filled in from this call's addresses.
-CUresult launch(Driver* d, Launch* k, CUstream stream, uint64_t xp, uint64_t yp,
+// One kernel of a lane on `stream`, its arguments filled in from this call's addresses: a
+// parameter's from `addresses`, every other source's from roles[-source] (X, Y, ...). The
+// arguments are the call's own (a lane may launch on two threads at once: the autograd engine's
+// and Python's).
+CUresult launch(Driver* d, const Launch* k, CUstream stream, const uint64_t* roles,
                 const uint64_t* addresses) {
+  uint64_t values[MAX_ARGS];
+  void* pointers[MAX_ARGS];
   for (size_t i = 0; i < k->sources.size(); ++i) {
     int source = k->sources[i];
-    if (source == X) {
-      k->values[i] = xp;
-    } else if (source == Y) {
-      k->values[i] = yp;
-    } else if (source >= 0) {
-      k->values[i] = addresses[source];
-    }
+    values[i] = source >= 0 ? addresses[source] : source == FIXED ? k->values[i] : roles[-source];
+    pointers[i] = &values[i];
   }
   CUlaunchAttribute attributes[4];
   unsigned used = 0;
@@ -624,7 +666,82 @@ CUresult launch(Driver* d, Launch* k, CUstream stream, uint64_t xp, uint64_t yp,
   config.hStream = stream;
   config.attrs = attributes;
   config.numAttrs = used;
-  return d->launch(&config, k->function, k->pointers.data(), nullptr);
+  return d->launch(&config, k->function, pointers, nullptr);
+}
+
+const size_t MAX_PARAMS = 64;
+enum ParamGrad { NO_GRAD, NEED_GRAD, ANY_GRAD };
+
+// Whether po (an exact list or tuple) holds the module's parameters: exact tensors of the
+// registered element counts and shapes, plain on `device`, 16-byte aligned, none requiring grad
+// (NO_GRAD) or all of them (NEED_GRAD); their addresses into `addresses` and, where `tensors` is
+// given, the tensors into it.
+bool read_params(const State* s, PyObject* po, int device, ParamGrad grad, uint64_t* addresses,
+                 std::vector<at::Tensor>* tensors) {
+  Py_ssize_t count;
+  PyObject** items;
+  if (PyList_CheckExact(po)) {
+    count = PyList_GET_SIZE(po);
+    items = &PyList_GET_ITEM(po, 0);
+  } else if (PyTuple_CheckExact(po)) {
+    count = PyTuple_GET_SIZE(po);
+    items = &PyTuple_GET_ITEM(po, 0);
+  } else {
+    return false;
+  }
+  if (count != static_cast<Py_ssize_t>(s->numels.size()) || static_cast<size_t>(count) > MAX_PARAMS) {
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    if (!exact_tensor(items[i])) return false;
+    const at::Tensor& p = THPVariable_Unpack(items[i]);
+    bool shaped = p.numel() == s->numels[i] &&
+                  (s->rows[i] == 0 ? p.dim() == 1 : p.dim() == 2 && p.size(0) == s->rows[i]);
+    bool graded = grad == ANY_GRAD || p.requires_grad() == (grad == NEED_GRAD);
+    if (!plain(p, s, device) || !shaped || !graded) return false;
+    addresses[i] = reinterpret_cast<uintptr_t>(p.data_ptr());
+    if (addresses[i] & 15) return false;
+    if (tensors != nullptr) tensors->push_back(p);
+  }
+  return true;
+}
+
+int current_device() {
+  return c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getDevice().index();
+}
+
+CUstream current_stream(int device) {
+  auto* guard = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+  auto stream = guard->getStream(c10::Device(c10::DeviceType::CUDA, static_cast<int8_t>(device)));
+  return static_cast<CUstream>(stream.native_handle());
+}
+
+bool capturing(Driver* d, CUstream stream) {  // or its state unknown
+  CUstreamCaptureStatus status;
+  return d->capturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+// The steps of an inference lane on `stream`; false with a Python error where one fails.
+bool run_lane(Driver* d, const Lane* lane, CUstream stream, uint64_t xp, uint64_t yp,
+              const uint64_t* addresses) {
+  const uint64_t roles[] = {0, 0, xp, yp};
+  for (Launch* k : lane->launches) {
+    if (k->gemm != nullptr) {
+      int status = run_gemm(lt(), k->gemm, stream, xp, yp, addresses);
+      if (status != 0) {
+        PyErr_Format(PyExc_RuntimeError, "mlpgen native lane: cuBLASLt GEMM failed: status %d",
+                     status);
+        return false;
+      }
+      continue;
+    }
+    CUresult code = launch(d, k, stream, roles, addresses);
+    if (code != CUDA_SUCCESS) {
+      launch_error(d, code);
+      return false;
+    }
+  }
+  return true;
 }
 
 PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
@@ -644,44 +761,14 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
   if (lane == nullptr || !plain(x, s, device)) Py_RETURN_NONE;
   bool grad = c10::GradMode::is_enabled();
   if (grad && x.requires_grad()) Py_RETURN_NONE;
-  Py_ssize_t count;
-  PyObject** items;
-  if (PyList_CheckExact(po)) {
-    count = PyList_GET_SIZE(po);
-    items = &PyList_GET_ITEM(po, 0);
-  } else if (PyTuple_CheckExact(po)) {
-    count = PyTuple_GET_SIZE(po);
-    items = &PyTuple_GET_ITEM(po, 0);
-  } else {
-    Py_RETURN_NONE;
-  }
-  if (count != static_cast<Py_ssize_t>(s->numels.size())) Py_RETURN_NONE;
-  uint64_t addresses[64];
-  if (count > 64) Py_RETURN_NONE;
-  for (Py_ssize_t i = 0; i < count; ++i) {
-    if (!exact_tensor(items[i])) Py_RETURN_NONE;
-    const at::Tensor& p = THPVariable_Unpack(items[i]);
-    bool shaped = p.numel() == s->numels[i] &&
-                  (s->rows[i] == 0 ? p.dim() == 1 : p.dim() == 2 && p.size(0) == s->rows[i]);
-    if (!plain(p, s, device) || !shaped || (grad && p.requires_grad())) {
-      Py_RETURN_NONE;
-    }
-    addresses[i] = reinterpret_cast<uintptr_t>(p.data_ptr());
-    if (addresses[i] & 15) Py_RETURN_NONE;
-  }
-  auto* guard = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
-  if (guard->getDevice().index() != device) Py_RETURN_NONE;  // triton launches on the current
-  auto stream = static_cast<CUstream>(guard->getStream(c10::Device(c10::DeviceType::CUDA,
-                                                                   static_cast<int8_t>(device)))
-                                          .native_handle());
+  uint64_t addresses[MAX_PARAMS];
+  if (!read_params(s, po, device, grad ? NO_GRAD : ANY_GRAD, addresses, nullptr)) Py_RETURN_NONE;
+  if (current_device() != device) Py_RETURN_NONE;  // triton launches on the current
+  CUstream stream = current_stream(device);
   Driver* d = driver();
   if (d == nullptr) Py_RETURN_NONE;
-  if (s->capture || lane->launches.size() > 1 || lane->launches.front()->gemm != nullptr) {
-    CUstreamCaptureStatus status;
-    if (d->capturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE) {
-      Py_RETURN_NONE;
-    }
-  }
+  bool steps = lane->launches.size() > 1 || lane->launches.front()->gemm != nullptr;
+  if ((s->capture || steps) && capturing(d, stream)) Py_RETURN_NONE;
   uint64_t xp = reinterpret_cast<uintptr_t>(x.data_ptr());
   uint64_t yp;
   at::Tensor y;
@@ -700,19 +787,7 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
     yp = reinterpret_cast<uintptr_t>(y.data_ptr());
   }
   if ((xp | yp) & 15) Py_RETURN_NONE;
-  for (Launch* k : lane->launches) {
-    if (k->gemm != nullptr) {
-      int status = run_gemm(lt(), k->gemm, stream, xp, yp, addresses);
-      if (status != 0) {
-        PyErr_Format(PyExc_RuntimeError, "mlpgen native lane: cuBLASLt GEMM failed: status %d",
-                     status);
-        return nullptr;
-      }
-      continue;
-    }
-    CUresult code = launch(d, k, stream, xp, yp, addresses);
-    if (code != CUDA_SUCCESS) return launch_error(d, code);
-  }
+  if (!run_lane(d, lane, stream, xp, yp, addresses)) return nullptr;
   if (oo != Py_None) {
     Py_INCREF(oo);
     return oo;
@@ -727,6 +802,268 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_Clear();
     Py_RETURN_NONE;
   }
+}
+
+// -- the training lane ------------------------------------------------------------------------
+// A training call whose step mlpgen.runtime.train_lane recorded from the Python lane: train()
+// checks it as call() does (and that every parameter requires grad), allocates y and the
+// forward's buffers, launches the forward, and gives y a TrainBackward node, whose backward
+// allocates dx, the flat parameter gradient and its buffers, launches the recorded kernels and
+// returns each parameter's gradient as a view of the flat one: a step's host work without the
+// interpreter. Saved tensors are autograd's SavedVariables (in-place changes are caught, a
+// second backward through a freed graph is refused).
+
+uint64_t address(const at::Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); }
+
+// A new autograd node: torch holds nodes by intrusive_ptr (2.14) or by shared_ptr (earlier),
+// deleted by deleteNode (found by argument-dependent lookup: it is torch::autograd's).
+template <typename N>
+auto new_node() {
+  if constexpr (std::is_base_of_v<c10::intrusive_ptr_target, N>) {
+    return c10::make_intrusive<N>();
+  } else {
+    return std::shared_ptr<N>(new N(), [](N* n) { deleteNode(n); });
+  }
+}
+
+struct TrainBackward : public torch::autograd::Node {
+  std::shared_ptr<TrainLane> lane;
+  size_t params = 0;
+  // x, the parameters, the forward's buffers in lane->buffers' order, then y where saves_y
+  std::vector<torch::autograd::SavedVariable> saved;
+
+  std::string name() const override { return "MlpgenTrainBackward"; }
+
+  void release_variables() override {
+    for (auto& v : saved) v.reset_data();
+  }
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    TORCH_CHECK(!c10::GradMode::is_enabled(),
+                "mlpgen: double backward (create_graph=True) is not supported by the training "
+                "kernels; for higher-order gradients use FusedMLP.to_module()'s nn.Sequential");
+    const TrainLane& l = *lane;
+    std::vector<at::Tensor> t;
+    auto self = getptr();
+    for (auto& v : saved) t.push_back(v.unpack(self));
+    const at::Tensor& x = t[0];
+    auto options = x.options();
+    at::Tensor gy = grads[0];  // autograd gives it y's dtype, device and shape
+    gy = gy.defined() ? gy.contiguous() : at::zeros({l.m, l.n}, options);
+    if (address(gy) & 15) gy = gy.clone();
+    uint64_t addresses[MAX_PARAMS];
+    for (size_t i = 0; i < params; ++i) addresses[i] = address(t[1 + i]);
+    std::vector<uint64_t> roles(-BUFFER + l.buffers.size(), 0);
+    roles[-X] = address(x);
+    roles[-Y] = l.saves_y ? address(t.back()) : 0;
+    roles[-GY] = address(gy);
+    at::Tensor dx;  // undefined where x needs no gradient
+    if (l.need_x) {
+      dx = at::empty({l.m, l.k0}, options);
+      roles[-DX] = address(dx);
+    }
+    at::Tensor flat = at::empty({l.flat}, options);
+    roles[-FLAT] = address(flat);
+    std::vector<at::Tensor> scratch;
+    size_t next = 1 + params;
+    for (size_t j = 0; j < l.buffers.size(); ++j) {
+      const Buffer& b = l.buffers[j];
+      if (b.backward) {
+        scratch.push_back(at::empty({b.bytes}, options.dtype(at::kByte)));
+        roles[-BUFFER + j] = address(scratch.back());
+      } else {
+        roles[-BUFFER + j] = address(t[next++]);
+      }
+    }
+    Driver* d = driver();
+    TORCH_CHECK(d != nullptr, "mlpgen native lane: libcuda is not found");
+    CUstream stream = current_stream(l.device);
+    for (const Launch* k : l.backward) {
+      CUresult code = launch(d, k, stream, roles.data(), addresses);
+      TORCH_CHECK(code == CUDA_SUCCESS, "mlpgen native lane: kernel launch failed: CUDA error ",
+                  static_cast<int>(code));
+    }
+    torch::autograd::variable_list out{dx};
+    int64_t offset = 0;
+    for (size_t i = 0; i < params; ++i) {
+      const at::Tensor& p = t[1 + i];
+      out.push_back(flat.narrow(0, offset, p.numel()).view(p.sizes()));
+      offset += p.numel();
+    }
+    return out;
+  }
+};
+
+std::shared_ptr<TrainLane> find_train(const State* s, int device, int64_t m, bool need_x) {
+  for (const auto& l : s->train_lanes) {
+    if (l->device == device && l->m == m && l->need_x == need_x) return l;
+  }
+  return nullptr;
+}
+
+PyObject* train_impl(PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "train(state, x, params)");
+    return nullptr;
+  }
+  State* s = state_of(args[0]);
+  if (s == nullptr) return nullptr;
+  if (!exact_tensor(args[1]) || !c10::GradMode::is_enabled()) Py_RETURN_NONE;
+  const at::Tensor& x = THPVariable_Unpack(args[1]);
+  if (x.dim() != 2 || !x.is_cuda() || x.size(1) != s->k0) Py_RETURN_NONE;
+  int device = x.get_device();
+  int64_t m = x.size(0);
+  std::shared_ptr<TrainLane> l = find_train(s, device, m, x.requires_grad());
+  if (l == nullptr || !plain(x, s, device) || (address(x) & 15)) Py_RETURN_NONE;
+  uint64_t addresses[MAX_PARAMS];
+  std::vector<at::Tensor> inputs{x};
+  if (!read_params(s, args[2], device, NEED_GRAD, addresses, &inputs)) Py_RETURN_NONE;
+  if (current_device() != device) Py_RETURN_NONE;  // triton launches on the current
+  CUstream stream = current_stream(device);
+  Driver* d = driver();
+  if (d == nullptr || capturing(d, stream)) Py_RETURN_NONE;  // a capture: the Python lane's
+  const Lane* inference = l->by_inference ? find(s, device, m) : nullptr;
+  if (l->by_inference && inference == nullptr) Py_RETURN_NONE;
+  at::Tensor y = at::empty({m, s->n}, x.options());
+  std::vector<uint64_t> roles(-BUFFER + l->buffers.size(), 0);
+  roles[-X] = address(x);
+  roles[-Y] = address(y);
+  std::vector<at::Tensor> kept;
+  for (size_t j = 0; j < l->buffers.size(); ++j) {
+    const Buffer& b = l->buffers[j];
+    if (b.backward) continue;
+    kept.push_back(at::empty({b.bytes}, x.options().dtype(at::kByte)));
+    roles[-BUFFER + j] = address(kept.back());
+  }
+  if (inference != nullptr) {
+    if (!run_lane(d, inference, stream, roles[-X], roles[-Y], addresses)) return nullptr;
+  }
+  for (const Launch* k : l->forward) {
+    CUresult code = launch(d, k, stream, roles.data(), addresses);
+    if (code != CUDA_SUCCESS) return launch_error(d, code);
+  }
+  auto node = new_node<TrainBackward>();
+  node->lane = l;
+  node->params = inputs.size() - 1;
+  node->set_next_edges(torch::autograd::collect_next_edges(inputs));
+  torch::autograd::set_history(y, node);
+  for (const at::Tensor& t : inputs) node->saved.emplace_back(t, false);
+  for (const at::Tensor& t : kept) node->saved.emplace_back(t, false);
+  if (l->saves_y) node->saved.emplace_back(y, true);
+  return THPVariable_Wrap(std::move(y));
+}
+
+// train(state, x, params) -> y with its autograd node, or None where the call is not one a
+// training lane takes (the Python lane then sees it).
+PyObject* train(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    return train_impl(args, nargs);
+  } catch (const std::exception&) {  // a tensor this lane cannot read: the Python lane's call
+    PyErr_Clear();
+    Py_RETURN_NONE;
+  }
+}
+
+// Launches from a sequence of (function, grid0, grid1, num_warps, shared, cluster, cooperative,
+// pdl, sources, values) into `out` (parse_launch, `buffers` BUFFER sources); false with a
+// Python error where one is wrong.
+bool parse_launches(const State* s, PyObject* items, int buffers, std::vector<Launch*>* out) {
+  PyObject* seq = PySequence_Fast(items, "launches must be a sequence");
+  if (seq == nullptr) return false;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
+    PyObject *sources, *values;
+    unsigned long long function;
+    unsigned grid0, grid1, shared, cluster;
+    int warps, cooperative, pdl;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "KIIiIIppOO", &function, &grid0,
+                          &grid1, &warps, &shared, &cluster, &cooperative, &pdl, &sources,
+                          &values)) {
+      Py_DECREF(seq);
+      return false;
+    }
+    Launch* k = parse_launch(s, function, grid0, grid1, warps, shared, cluster, cooperative, pdl,
+                             sources, values, nullptr, buffers);
+    if (k == nullptr) {
+      Py_DECREF(seq);
+      return false;
+    }
+    out->push_back(k);
+  }
+  Py_DECREF(seq);
+  return true;
+}
+
+// train_add(state, device, m, need_x, by_inference, saves_y, forward, backward, buffers): the
+// training lane of (device, m, need_x) (in place of any old one); forward and backward as
+// parse_launches takes them, buffers a sequence of (bytes, backward).
+PyObject* train_add(PyObject*, PyObject* args) {
+  PyObject *capsule, *forward, *backward, *buffers;
+  int device, need_x, by_inference, saves_y;
+  long long m;
+  if (!PyArg_ParseTuple(args, "OiLpppOOO", &capsule, &device, &m, &need_x, &by_inference,
+                        &saves_y, &forward, &backward, &buffers)) {
+    return nullptr;
+  }
+  State* s = state_of(capsule);
+  if (s == nullptr) return nullptr;
+  auto l = std::make_shared<TrainLane>();
+  l->device = device;
+  l->m = m;
+  l->k0 = s->k0;
+  l->n = s->n;
+  l->flat = 0;
+  for (int64_t numel : s->numels) l->flat += numel;
+  l->need_x = need_x != 0;
+  l->by_inference = by_inference != 0;
+  l->saves_y = saves_y != 0;
+  PyObject* seq = PySequence_Fast(buffers, "buffers must be a sequence");
+  if (seq == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
+    long long bytes;
+    int in_backward;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "Lp", &bytes, &in_backward)) {
+      Py_DECREF(seq);
+      return nullptr;
+    }
+    if (bytes < 1) {
+      Py_DECREF(seq);
+      return refuse(PyExc_ValueError, "a buffer holds at least one byte");
+    }
+    l->buffers.push_back({bytes, in_backward != 0});
+  }
+  Py_DECREF(seq);
+  int count = static_cast<int>(l->buffers.size());
+  if (m < 1 || (l->by_inference && PyObject_Length(forward) != 0)) {
+    return refuse(PyExc_ValueError, "a training lane runs its kernels or the inference lane's");
+  }
+  if (!parse_launches(s, forward, count, &l->forward) ||
+      !parse_launches(s, backward, count, &l->backward)) {
+    return nullptr;
+  }
+  for (auto& old : s->train_lanes) {
+    if (old->device == device && old->m == m && old->need_x == l->need_x) {
+      old = l;
+      Py_RETURN_NONE;
+    }
+  }
+  s->train_lanes.push_back(l);
+  Py_RETURN_NONE;
+}
+
+// train_lanes(state) -> [(device, m, need_x, forward kernels, backward kernels), ...]
+PyObject* train_lanes(PyObject*, PyObject* capsule) {
+  State* s = state_of(capsule);
+  if (s == nullptr) return nullptr;
+  PyObject* list = PyList_New(0);
+  for (const auto& l : s->train_lanes) {
+    PyObject* item = Py_BuildValue("(iLOnn)", l->device, static_cast<long long>(l->m),
+                                   l->need_x ? Py_True : Py_False,
+                                   static_cast<Py_ssize_t>(l->forward.size()),
+                                   static_cast<Py_ssize_t>(l->backward.size()));
+    PyList_Append(list, item);
+    Py_DECREF(item);
+  }
+  return list;
 }
 
 // lanes(state) -> [(device, m, threads a block, CTAs a cluster, steps), ...]: what is
@@ -754,6 +1091,10 @@ PyMethodDef methods[] = {
     {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
      "call(state, x, params, out) -> y, or None where the Python lane takes the call"},
     {"lanes", lanes, METH_O, "lanes(state) -> [(device, m, threads, cluster, kernels), ...]"},
+    {"train", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(train)),
+     METH_FASTCALL, "train(state, x, params) -> y with its autograd node, or None"},
+    {"train_add", train_add, METH_VARARGS, "the training lane of (device, m, need_x)"},
+    {"train_lanes", train_lanes, METH_O, "train_lanes(state) -> [(device, m, need_x, ...), ...]"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef module = {PyModuleDef_HEAD_INIT, "mlpgen_runtime_native", nullptr, -1, methods};

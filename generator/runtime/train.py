@@ -6,7 +6,9 @@ for the module's SPEC (both kernel families, the helpers they call), writes the 
 cache file named by its hash (triton reads a kernel's source from its file), imports it, and
 launches its kernels for the module's autograd function and its torch.compile op: through
 mlpgen.runtime's direct launch where the module has it (`_RT`), else triton's public API. Without
-mlpgen the module trains as eager does (its torch path under autograd).
+mlpgen the module trains as eager does (its torch path under autograd). With
+MLPGEN_NATIVE_TRAIN=1, a step the kernels ran is recorded and later steps at its M run in
+mlpgen.runtime's C++ lane (train_lane).
 
 Layer l computes Z_l = H_{l-1} W_l^T + b_l and H_l = act(Z_l) (H_{-1} = x, H_{L-1} = y). The
 backward carries dZ_l = dH_l * act'(Z_l) down the layers (dH_{l-1} = dZ_l W_l) and forms
@@ -22,7 +24,7 @@ import warnings
 import torch
 
 from mlpgen.dispatch import pick_cell
-from mlpgen.runtime import cublaslt
+from mlpgen.runtime import cublaslt, native, train_lane
 from mlpgen.runtime.kernel_files import file_source, import_source
 from mlpgen.runtime.op import size_hint
 from mlpgen.space import DEFAULT_BUCKETS
@@ -98,6 +100,10 @@ class Training:
         # bucket runs them only where the train search verified their gradients in full fp32
         self.gpu_trains_untuned = spec.dtype != "fp32"
         self.swapped: set[int] = set()
+        # the native training lane (train_lane): the extension's state that holds this module's
+        # recorded steps, and recordings made per (device, M, need_x)
+        self.native_state = None
+        self.attempts: dict[tuple, int] = {}
 
     # -- which config ------------------------------------------------------------------------
 
@@ -167,9 +173,17 @@ class Training:
         return self.run(x, self.ns["_join"](weights, biases))
 
     def run(self, x, params) -> torch.Tensor:
-        """apply's y from the flat parameter list (w0, [b0,] w1, ...); cuBLASLt's step only
-        where every tensor is aligned as it needs and each of its GEMMs planned (lt_planned),
-        else the torch path."""
+        """apply's y from the flat parameter list (w0, [b0,] w1, ...): by the native training
+        lane where it holds this call's step, else by config(M); cuBLASLt's step only where
+        every tensor is aligned as it needs and each of its GEMMs planned (lt_planned), else
+        the torch path."""
+        state = self.native_state
+        if state is not None and os.environ.get("MLPGEN_TRAIN_KERNELS") != "0":
+            rt = self.ns["_RT"]
+            if rt.native[1] is state:
+                y = native.build().train(state, x, params)
+                if y is not None:
+                    return y
         cfg = self.config(x.shape[0], x)
         if cfg is not None and cfg.get("backward") == LtBackward.strategy:
             cfg = cfg if cublaslt.aligned([x, *params]) and self.lt_planned(x) else None
@@ -177,11 +191,38 @@ class Training:
             return self.ns["reference"](x, *self.ns["_split"](params))
         return _Function.apply(self, cfg, x, *params)
 
-    def forward(self, x, weights, biases, cfg) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    def recording(self, x, cfg, params) -> train_lane.Recording | None:
+        """A Recording for this training call where the native training lane may take its
+        steps (MLPGEN_NATIVE_TRAIN=1, the module's direct launches on a GPU, every parameter
+        requiring grad, no stream capture, kernels rather than cuBLASLt) and its (device, M,
+        need_x) has had fewer than train_lane.ATTEMPTS recordings; else None."""
+        rt = self.ns["_RT"]
+        if not train_lane.enabled() or not x.is_cuda or rt is None or not rt.fast:
+            return None
+        if cfg.get("backward") == LtBackward.strategy or torch.cuda.is_current_stream_capturing():
+            return None
+        if rt.native[1] is not self.native_state:  # the module forgot its lanes: start again
+            self.native_state = None
+            self.attempts.clear()
+        key = (x.get_device(), x.shape[0], x.requires_grad)
+        if self.attempts.get(key, 0) >= train_lane.ATTEMPTS:
+            return None
+        if not all(p.requires_grad for p in params):
+            return None
+        self.attempts[key] = self.attempts.get(key, 0) + 1
+        return train_lane.Recording(key, cfg, by_inference=bool(cfg.get("recompute")))
+
+    def adopt(self, rec: train_lane.Recording) -> None:
+        """Give the native lane a step recorded whole."""
+        rt = self.ns["_RT"]
+        if rt is not None and train_lane.register(rt, rec):
+            self.native_state = rt.native[1]
+
+    def forward(self, x, weights, biases, cfg, rec=None) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """(y, what the backward needs saved) of a training call with config cfg, for a
         contiguous [M, in] x: with "recompute" the module's inference forward and the parameters
         only, else the training forward's hidden outputs (and Z where act' reads it) as eager
-        autograd saves them."""
+        autograd saves them. rec: a Recording of the launches."""
         if cfg.get("backward") == LtBackward.strategy:
             return self.lt_forward(x, weights, biases)
         if cfg.get("recompute"):
@@ -191,36 +232,48 @@ class Training:
             y = ns["_lean"](x, ns["_join"](weights, biases))
             y = ns["_forward"](x, weights, biases) if y is None else y
             return y, [*weights, *(biases or [])]
-        y, hs, zs = self.train_forward(x, weights, biases, cfg, self.launcher(x, cfg))
+        launch = self.launcher(x, cfg)
+        launch = launch if rec is None else rec.wrap(launch, rec.forward)
+        y, hs, zs = self.train_forward(x, weights, biases, cfg, launch)
         ys = [y] if self.grad_inputs[-1] == "h" else []  # out_act' reads y
         return y, [*weights, *hs, *ys, *[z for z in zs if z is not None]]
 
-    def backward(self, gy, x, saved, cfg, needs) -> tuple:
+    def backward(self, gy, x, saved, cfg, needs, rec=None) -> tuple:
         """(dx, [dw0, db0, dw1, ...]) from forward's saved tensors, for a contiguous gy = dL/dy;
-        needs: autograd's needs_input_grad of (x, *parameters) (None where not needed)."""
-        layers = self.layers
+        needs: autograd's needs_input_grad of (x, *parameters) (None where not needed). rec: the
+        forward's Recording, given to the native lane once the backward is recorded too."""
+        dx, flat = self.flat_backward(gy, x, saved, cfg, needs, rec)
+        if rec is not None:
+            rec.note(gy=gy, dx=dx, flat=flat)
+            self.adopt(rec)
+        return dx, self.layer_grads(flat, self.need_layers(needs))
+
+    def need_layers(self, needs) -> list[bool]:
+        """Per layer, whether autograd needs its weight's or bias's gradient (needs: as
+        backward's)."""
         per = 1 + self.bias
-        need_layer = [any(needs[1 + i * per : 1 + (i + 1) * per]) for i in range(layers)]
+        return [any(needs[1 + i * per : 1 + (i + 1) * per]) for i in range(self.layers)]
+
+    def flat_backward(self, gy, x, saved, cfg, needs, rec=None) -> tuple:
+        """backward's (dx, flat): the flat gradient that layer_grads views."""
+        layers = self.layers
+        need_layer = self.need_layers(needs)
         if cfg.get("backward") == LtBackward.strategy:
-            dx, flat = self.lt_backward(gy, x, saved, needs[0], need_layer)
-            return dx, self.layer_grads(flat, need_layer)
+            return self.lt_backward(gy, x, saved, needs[0], need_layer)
         launch = self.launcher(x, cfg)
+        launch = launch if rec is None else rec.wrap(launch, rec.backward)
         if cfg.get("recompute"):
             weights = saved[:layers]
             biases = saved[layers:] if self.bias else None
             if cfg.get("one_pass"):  # the forward runs again inside the backward kernel
-                args = (gy, x, weights, biases, cfg, launch, needs[0])
-                dx, flat = self.one_pass_backward(*args)
-                return dx, self.layer_grads(flat, need_layer)
+                return self.one_pass_backward(gy, x, weights, biases, cfg, launch, needs[0])
             y, hs, zs = self.train_forward(x, weights, biases, cfg, launch)
         else:
             weights, hs = saved[:layers], saved[layers : 2 * layers - 1]
             rest = iter(saved[2 * layers - 1 :])
             y = next(rest) if self.grad_inputs[-1] == "h" else None
             zs = [next(rest) if s == "z" else None for s in self.grad_inputs]
-        args = (gy, x, y, hs, zs, weights, cfg, launch, needs[0], need_layer)
-        dx, flat = self.train_backward(*args)
-        return dx, self.layer_grads(flat, need_layer)
+        return self.train_backward(gy, x, y, hs, zs, weights, cfg, launch, needs[0], need_layer)
 
     def gradients(self, gy, x, weights, biases, cfg, launch) -> tuple:
         """(dx, flat) at x for gy = dL/dy (flat: the parameters' gradients dW0, db0, dW1, ...
@@ -433,7 +486,10 @@ class _Function(torch.autograd.Function):
         ctx.training, ctx.cfg = training, cfg
         # autograd records nothing in here: the inputs need no detach
         weights, biases = training.ns["_split"](params)
-        y, saved = training.forward(x, weights, biases, cfg)
+        ctx.rec = training.recording(x, cfg, params)
+        y, saved = training.forward(x, weights, biases, cfg, ctx.rec)
+        if ctx.rec is not None:
+            ctx.rec.note(x=x, y=y, params=params, saved=saved)
         ctx.save_for_backward(x, *saved)
         return y
 
@@ -447,5 +503,6 @@ class _Function(torch.autograd.Function):
             )
         x, *saved = ctx.saved_tensors
         needs = ctx.needs_input_grad[2:]
-        gx, grads = ctx.training.backward(gy.contiguous(), x, saved, ctx.cfg, needs)
+        rec, ctx.rec = ctx.rec, None  # recorded once
+        gx, grads = ctx.training.backward(gy.contiguous(), x, saved, ctx.cfg, needs, rec)
         return None, None, gx, *grads
