@@ -102,7 +102,7 @@ class Training:
         self.swapped: set[int] = set()
         # the native training lane (train_lane): the extension's state that holds this module's
         # recorded steps, and recordings made per (device, M, need_x)
-        self.native_state = None
+        self.native_state, self.native_train = None, None
         self.attempts: dict[tuple, int] = {}
 
     # -- which config ------------------------------------------------------------------------
@@ -177,19 +177,25 @@ class Training:
         lane where it holds this call's step, else by config(M); cuBLASLt's step only where
         every tensor is aligned as it needs and each of its GEMMs planned (lt_planned), else
         the torch path."""
-        state = self.native_state
-        if state is not None and os.environ.get("MLPGEN_TRAIN_KERNELS") != "0":
-            rt = self.ns["_RT"]
-            if rt.native[1] is state:
-                y = native.build().train(state, x, params)
-                if y is not None:
-                    return y
+        y = self.native_step(x, params)
+        if y is not None:
+            return y
         cfg = self.config(x.shape[0], x)
         if cfg is not None and cfg.get("backward") == LtBackward.strategy:
             cfg = cfg if cublaslt.aligned([x, *params]) and self.lt_planned(x) else None
         if cfg is None:
             return self.ns["reference"](x, *self.ns["_split"](params))
         return _Function.apply(self, cfg, x, *params)
+
+    def native_step(self, x, params) -> torch.Tensor | None:
+        """y of a training call by the native training lane (its autograd node attached), or
+        None where the lane holds no step for it (or declines it: its checks are its own)."""
+        state = self.native_state
+        if state is None or self.ns["_RT"].native[1] is not state:
+            return None
+        if os.environ.get("MLPGEN_TRAIN_KERNELS") == "0":
+            return None
+        return self.native_train(state, x, params)
 
     def recording(self, x, cfg, params) -> train_lane.Recording | None:
         """A Recording for this training call where the native training lane may take its
@@ -216,7 +222,7 @@ class Training:
         """Give the native lane a step recorded whole."""
         rt = self.ns["_RT"]
         if rt is not None and train_lane.register(rt, rec):
-            self.native_state = rt.native[1]
+            self.native_state, self.native_train = rt.native[1], native.build().train
 
     def forward(self, x, weights, biases, cfg, rec=None) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """(y, what the backward needs saved) of a training call with config cfg, for a
