@@ -185,12 +185,12 @@ GPU_CASES = [  # (spec, config, M): the shipped modules' cells at M = 1, and spl
 @pytest.mark.parametrize("spec, cfg, m", GPU_CASES, ids=lambda v: getattr(v, "name", None))
 def test_gpu_native_lane_steps_as_the_python_lane(
     load_generated, monkeypatch, spec, cfg, m, need_x
-):  # noqa: E501
+):
     """With MLPGEN_NATIVE_TRAIN=1 the first step (the Python lane's) is recorded, the next ones
     run in C++ (MlpgenTrainBackward) with the Python lane's y and gradients bit for bit (the
     kernels sum in a fixed order) and eager's within tolerance; autograd's rules hold: an
     in-place change of a saved tensor, a second backward through a freed graph and double
-    backward are refused."""
+    backward are refused; a CUDA-graph capture of the step replays it."""
     from test_training import check_grads
 
     from mlpgen import runtime
@@ -207,8 +207,8 @@ def test_gpu_native_lane_steps_as_the_python_lane(
     x = torch.randn(m, spec.widths[0], device="cuda").to(dtype)
     dy = (torch.randn(m, spec.widths[-1], device="cuda") / m**0.5).to(dtype)
 
-    def step():
-        xs = x.clone().requires_grad_(need_x)
+    def step(xs=None):
+        xs = x.clone().requires_grad_(need_x) if xs is None else xs
         y = fused(xs)
         grads = torch.autograd.grad((y * dy).sum(), ([xs] if need_x else []) + params)
         return y, grads
@@ -226,6 +226,20 @@ def test_gpu_native_lane_steps_as_the_python_lane(
     assert torch.equal(y1, y2) and all(torch.equal(a, b) for a, b in zip(g1, g2))
     if need_x:
         check_grads(spec, list(g2), fused, x, dy)
+    # a CUDA-graph capture of the step: the lane declines it, the Python lane's launches are
+    # captured (after warm-up steps on a side stream, which the lane takes)
+    static_x = x.clone().requires_grad_(need_x)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            step(static_x)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        _, captured = step(static_x)
+    graph.replay()
+    assert all(torch.equal(a, b) for a, b in zip(captured, g2))
     y = fused(x.clone().requires_grad_(need_x))
     with torch.no_grad():
         params[0].add_(0)  # a new version of a saved tensor
