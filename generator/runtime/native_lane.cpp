@@ -815,6 +815,17 @@ PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 
 uint64_t address(const at::Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); }
 
+// The contiguous `sizes` of the flat tensor's storage from element `offset`: a parameter's
+// gradient, made directly (the dispatcher's narrow and view would cost more than the rest of a
+// small step's backward, once per parameter).
+at::Tensor part(const at::Tensor& flat, int64_t offset, c10::IntArrayRef sizes) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(flat.storage()), flat.key_set(),
+                                                   flat.dtype());
+  impl->set_storage_offset(offset);
+  impl->set_sizes_contiguous(sizes);
+  return at::Tensor(std::move(impl));
+}
+
 // A new autograd node: torch holds nodes by intrusive_ptr (2.14) or by shared_ptr (earlier),
 // deleted by deleteNode (found by argument-dependent lookup: it is torch::autograd's).
 template <typename N>
@@ -887,7 +898,7 @@ struct TrainBackward : public torch::autograd::Node {
     int64_t offset = 0;
     for (size_t i = 0; i < params; ++i) {
       const at::Tensor& p = t[1 + i];
-      out.push_back(flat.narrow(0, offset, p.numel()).view(p.sizes()));
+      out.push_back(part(flat, offset, p.sizes()));
       offset += p.numel();
     }
     return out;
