@@ -1,8 +1,9 @@
 // mlpgen's native lane: a generated module's inference call (checks, output allocation, kernel
 // launch) in one C++ function, the Python lane's kernel-lane call without the interpreter around
 // triton's C launch; and its training steps as recorded from the Python lane (the training lane,
-// below: the forward, an autograd node and its backward in C++). mlpgen.runtime builds it once per machine (torch's headers, triton's
-// cuda.h); where the build or a check fails, calls take the Python lane.
+// below: the forward, an autograd node and its backward in C++). mlpgen.runtime builds it once
+// per machine (torch's headers, triton's cuda.h); where the build or a check fails, calls take
+// the Python lane.
 //
 // A lane launches one kernel (every one-launch strategy) or several steps in turn, each a
 // cuBLASLt GEMM with its epilogue (the epilogue strategy: a GEMM a layer), the hidden
@@ -689,9 +690,8 @@ bool read_params(const State* s, PyObject* po, int device, ParamGrad grad, uint6
   } else {
     return false;
   }
-  if (count != static_cast<Py_ssize_t>(s->numels.size()) || static_cast<size_t>(count) > MAX_PARAMS) {
-    return false;
-  }
+  size_t expected = s->numels.size();
+  if (static_cast<size_t>(count) != expected || expected > MAX_PARAMS) return false;
   for (Py_ssize_t i = 0; i < count; ++i) {
     if (!exact_tensor(items[i])) return false;
     const at::Tensor& p = THPVariable_Unpack(items[i]);
@@ -795,10 +795,13 @@ PyObject* call_impl(PyObject* const* args, Py_ssize_t nargs) {
   return THPVariable_Wrap(std::move(y));
 }
 
-PyObject* call(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+// A lane's call (call_impl, train_impl) as a METH_FASTCALL function: an exception (a tensor the
+// lane cannot read) leaves the call to the Python lane.
+template <PyObject* (*impl)(PyObject* const*, Py_ssize_t)>
+PyObject* declining(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   try {
-    return call_impl(args, nargs);
-  } catch (const std::exception&) {  // a tensor this lane cannot read: the Python lane's call
+    return impl(args, nargs);
+  } catch (const std::exception&) {
     PyErr_Clear();
     Py_RETURN_NONE;
   }
@@ -912,6 +915,8 @@ std::shared_ptr<TrainLane> find_train(const State* s, int device, int64_t m, boo
   return nullptr;
 }
 
+// train(state, x, params) -> y with its autograd node, or None where the call is not one a
+// training lane takes (the Python lane then sees it).
 PyObject* train_impl(PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 3) {
     PyErr_SetString(PyExc_TypeError, "train(state, x, params)");
@@ -962,17 +967,6 @@ PyObject* train_impl(PyObject* const* args, Py_ssize_t nargs) {
   for (const at::Tensor& t : kept) node->saved.emplace_back(t, false);
   if (l->saves_y) node->saved.emplace_back(y, true);
   return THPVariable_Wrap(std::move(y));
-}
-
-// train(state, x, params) -> y with its autograd node, or None where the call is not one a
-// training lane takes (the Python lane then sees it).
-PyObject* train(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  try {
-    return train_impl(args, nargs);
-  } catch (const std::exception&) {  // a tensor this lane cannot read: the Python lane's call
-    PyErr_Clear();
-    Py_RETURN_NONE;
-  }
 }
 
 // Launches from a sequence of (function, grid0, grid1, num_warps, shared, cluster, cooperative,
@@ -1099,10 +1093,13 @@ PyMethodDef methods[] = {
     {"add", add, METH_VARARGS, "add a lane for (device, m)"},
     {"gemm", gemm, METH_VARARGS, "a cuBLASLt GEMM step for the lane of (device, m)"},
     {"remove", remove, METH_VARARGS, "forget the lane of (device, m)"},
-    {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(call)), METH_FASTCALL,
+    {"call",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(declining<call_impl>)),
+     METH_FASTCALL,
      "call(state, x, params, out) -> y, or None where the Python lane takes the call"},
     {"lanes", lanes, METH_O, "lanes(state) -> [(device, m, threads, cluster, kernels), ...]"},
-    {"train", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(train)),
+    {"train",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(declining<train_impl>)),
      METH_FASTCALL, "train(state, x, params) -> y with its autograd node, or None"},
     {"train_add", train_add, METH_VARARGS, "the training lane of (device, m, need_x)"},
     {"train_lanes", train_lanes, METH_O, "train_lanes(state) -> [(device, m, need_x, ...), ...]"},
