@@ -104,7 +104,7 @@ def test_a_recorded_step_replays_to_the_python_lanes_outputs(load_generated, nam
 
 
 @pytest.mark.interpret
-def test_what_the_lane_cannot_stand_in_for_is_refused(load_generated):
+def test_refusals_and_a_buffer_at_a_reused_address(load_generated):
     mod, _ = load_generated(SPEC)
     cfg = CONFIGS["layered"].to_dict()
     rec, *_ = recorded_step(mod, cfg, True)
@@ -118,6 +118,19 @@ def test_what_the_lane_cannot_stand_in_for_is_refused(load_generated):
     rec, *_ = recorded_step(mod, CONFIGS["recompute"].to_dict(), True)
     rec.forward.append(rec.backward[0])  # a recomputing step launches no forward kernel
     assert train_lane.program(rec) is None
+    # a later backward tensor at the address of a freed one: one buffer, the larger size
+    rec, *_ = recorded_step(mod, cfg, True)
+    prog = train_lane.program(rec)
+    j = next(j for j, b in enumerate(prog.buffers) if b[1])  # one the backward allocates
+    at = next(
+        (i, k) for i, (_, _, bound, _) in enumerate(prog.backward)
+        for k, (role, _) in enumerate(bound) if role == BUFFER - j
+    )  # fmt: skip
+    kernel, grid, args, caller = rec.backward[at[0]]
+    ptr, whole, nbytes, dtype = args[at[1]]
+    grown = [(ptr, whole, nbytes + 4096, dtype) if a == args[at[1]] else a for a in args]
+    rec.backward.append((kernel, grid, grown, caller))
+    assert train_lane.program(rec).buffers[j][0] == nbytes + 4096
 
 
 @pytest.mark.interpret

@@ -85,7 +85,7 @@ def program(rec: Recording) -> Program | None:
     into another tensor, two roles at one address)."""
     t = rec.tensors
     roles: dict[int, int] = {}
-    buffers: list[list] = []
+    buffers: list[tuple] = []
 
     def name(described, role) -> bool:
         ptr = described[0]
@@ -127,7 +127,11 @@ def program(rec: Recording) -> Program | None:
                     continue
                 if a[0] not in roles and not (allocate and buffer(a, True)):
                     return None  # the forward's tensors are all named by now
-                bound.append((roles[a[0]], 0))
+                role = roles[a[0]]
+                if role <= BUFFER and buffers[BUFFER - role][1]:  # memory a freed one had
+                    nbytes, in_backward, dtype = buffers[BUFFER - role]
+                    buffers[BUFFER - role] = (max(nbytes, a[2]), in_backward, dtype)
+                bound.append((role, 0))
             out.append((kernel, grid, bound, caller))
         return out
 
