@@ -94,10 +94,10 @@ def spec_text(spec: dict) -> str:
 
 
 def command(data: dict) -> str:
-    """The command that wrote the file: the recorded one (after the environment variable that
-    forced the module's training backward, if one did), its output sent to the file."""
-    forced = data.get("env", {}).get("MLPGEN_TRAIN_KERNELS")
-    prefix = f"MLPGEN_TRAIN_KERNELS={forced} " if forced else ""
+    """The command that wrote the file: the recorded one (after the environment variables that
+    forced the module's training backward or lane, where set), its output sent to the file."""
+    env = data.get("env", {})
+    prefix = "".join(f"{k}={v} " for k, v in env.items() if k.startswith("MLPGEN_"))
     return f"{prefix}{data['command']} > {data['_file']}"
 
 

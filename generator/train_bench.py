@@ -37,6 +37,7 @@ from mlpgen.bench import (
     capture,
     clone,
 )
+from mlpgen.runtime import train_lane
 from mlpgen.runtime.train import training_of
 from mlpgen.spec import MLPSpec
 from mlpgen.verify import Check, check
@@ -44,6 +45,7 @@ from mlpgen.verify import Check, check
 LOSS = "y.float().square().mean()"
 GRAD_TOLERANCE = 2.0  # gradients: verify's tolerance times this (check_step says why)
 EAGER_FACTOR = 2.0  # ... or this times eager's own error in the dtype, if larger
+FORCED = ("MLPGEN_TRAIN_KERNELS", "MLPGEN_NATIVE_TRAIN")  # switches a run records where set
 
 
 def loss_scale(spec: MLPSpec, m: int) -> float:
@@ -174,16 +176,18 @@ class TrainModels(Models):
     def environment(self, mod, batches: Sequence[int], device) -> dict:
         """Per batch, which backward the module's training steps run: its kernels, cuBLASLt's
         GEMMs ("cublaslt") or the torch ops (where they are off, or the bucket's tuned "train"
-        is the torch backward); and MLPGEN_TRAIN_KERNELS where set (a forced choice, recorded
-        with the run)."""
+        is the torch backward); the lane the kernels' steps are given ("native": after the
+        first, recorded steps run from C++ where the module launches directly on a GPU; else
+        "python"); and MLPGEN_TRAIN_KERNELS and MLPGEN_NATIVE_TRAIN where set (forced choices,
+        recorded with the run)."""
         probe = torch.empty(1, self.spec.widths[0], dtype=self.weights[0].dtype, device=device)
         backward = {}
         for b in batches:
             cfg = training_of(mod).config(b, probe)
             backward[str(b)] = "torch" if cfg is None else cfg.get("backward", "kernels")
         env = {"backward": backward}
-        if os.environ.get("MLPGEN_TRAIN_KERNELS"):
-            env["MLPGEN_TRAIN_KERNELS"] = os.environ["MLPGEN_TRAIN_KERNELS"]
+        env["train_lane"] = "native" if train_lane.enabled() else "python"
+        env |= {k: os.environ[k] for k in FORCED if os.environ.get(k)}
         return env
 
     def __init__(self, spec: MLPSpec, mod, weights, biases):

@@ -135,10 +135,14 @@ def train_run(module, batches, contenders) -> dict:
 
 def test_run_bench_train_on_cpu(small_module, monkeypatch):
     contenders = bench.pick_contenders(["eager+graph", "mlpgen", "loss"], True, train=True)
+    monkeypatch.setenv("MLPGEN_NATIVE_TRAIN", "1")
+    monkeypatch.delenv("MLPGEN_TRAIN_KERNELS", raising=False)
     data = train_run(small_module, (3, 17), contenders)
     data = json.loads(json.dumps(data))  # JSON-ready as returned
     assert data["train"] is True and data["batches"] == [3, 17]
     assert data["env"]["backward"] == {"3": "torch", "17": "torch"}  # the CPU, no interpreter
+    assert data["env"]["train_lane"] == "native" and data["env"]["MLPGEN_NATIVE_TRAIN"] == "1"
+    assert "MLPGEN_TRAIN_KERNELS" not in data["env"]  # recorded only where set
     assert data["settings"]["loss"] == "y.float().square().mean()"
     assert "loss_scale" not in data["settings"]  # fp32: no scale
     assert "autograd.grad" in data["settings"]["grad"]

@@ -157,12 +157,14 @@ def test_a_train_run_renders_as_its_own_section(results):
     bad = next(r for r in data["results"] if r["batch"] == 64 and r["contender"] == "mlpgen")
     reason = "dW1: element [3, 5] is 0.5, expected 0.2 (4x the tolerance)"
     bad.update(status="WRONG", host_us=None, gpu_us=None, reason=reason)
+    data["env"] |= {"train_lane": "python", "MLPGEN_NATIVE_TRAIN": "0"}  # a switch set: named
     write(results / "h200" / "train", data)
     text = render.benchmarks_md(render.load(results))
     train = text.split("## Training step: NVIDIA H200", 1)[1]
     assert render.TRAIN_TEXT in train.splitlines()
     cmd = (
-        f"`mlpgen bench tuned/{NAME}.py --train --json > benchmarks/results/h200/train/{NAME}.json`"
+        f"`MLPGEN_NATIVE_TRAIN=0 mlpgen bench tuned/{NAME}.py --train --json"
+        f" > benchmarks/results/h200/train/{NAME}.json`"
     )
     assert cmd in train.splitlines()
     assert "| 1 | 40.0 | 120.0 | 8.00 | 5.00× | 15.00× |" in train
