@@ -5,6 +5,8 @@ it on a GPU); what the lane cannot stand in for is refused; the extension keeps 
 and declines calls that are not its. On the GPU (`gpu`), the C++ lane's steps against the
 Python lane's."""
 
+import copy
+
 import pytest
 import torch
 from test_autograd import sequential
@@ -220,10 +222,12 @@ def test_gpu_native_lane_steps_as_the_python_lane(
     x = torch.randn(m, spec.widths[0], device="cuda").to(dtype)
     dy = (torch.randn(m, spec.widths[-1], device="cuda") / m**0.5).to(dtype)
 
-    def step(xs=None):
+    def step(xs=None, net=fused):
         xs = x.clone().requires_grad_(need_x) if xs is None else xs
-        y = fused(xs)
-        grads = torch.autograd.grad((y * dy).sum(), ([xs] if need_x else []) + params)
+        y = net(xs)
+        grads = torch.autograd.grad(
+            (y * dy).sum(), ([xs] if need_x else []) + list(net.parameters())
+        )
         return y, grads
 
     y1, g1 = step()
@@ -240,17 +244,20 @@ def test_gpu_native_lane_steps_as_the_python_lane(
     if need_x:
         check_grads(spec, list(g2), fused, x, dy)
     # a CUDA-graph capture of the step: the lane declines it, the Python lane's launches are
-    # captured (after warm-up steps on a side stream, which the lane takes)
+    # captured (after warm-up steps on a side stream, which the lane takes). A copy of the
+    # parameters: autograd keeps the stream of a leaf's first backward (the default stream
+    # here), and a capture that ends by waiting on it fails.
+    twin = copy.deepcopy(fused)
     static_x = x.clone().requires_grad_(need_x)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         for _ in range(2):
-            step(static_x)
+            step(static_x, twin)
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        _, captured = step(static_x)
+        _, captured = step(static_x, twin)
     graph.replay()
     assert all(torch.equal(a, b) for a, b in zip(captured, g2))
     y = fused(x.clone().requires_grad_(need_x))
