@@ -142,9 +142,10 @@ def test_recording_needs_the_switch_a_gpu_and_every_parameter(load_generated, mo
     cfg = CONFIGS["layered"].to_dict()
     params = [torch.ones(1, requires_grad=True)]
     x = torch.randn(3, 10)
-    monkeypatch.setenv("MLPGEN_NATIVE_TRAIN", "1")
+    monkeypatch.delenv("MLPGEN_NATIVE_TRAIN", raising=False)
+    assert train_lane.enabled()  # on by default
     assert training.recording(x, cfg, params) is None  # a CPU tensor: no direct launch
-    monkeypatch.delenv("MLPGEN_NATIVE_TRAIN")
+    monkeypatch.setenv("MLPGEN_NATIVE_TRAIN", "0")
     assert not train_lane.enabled()
 
 
@@ -201,10 +202,10 @@ GPU_CASES = [  # (spec, config, M): the shipped modules' cells at M = 1, and spl
 def test_gpu_native_lane_steps_as_the_python_lane(
     load_generated, monkeypatch, spec, cfg, m, need_x
 ):
-    """With MLPGEN_NATIVE_TRAIN=1 the first step (the Python lane's) is recorded, the next ones
-    run in C++ (MlpgenTrainBackward) with the Python lane's y and gradients bit for bit (the
-    kernels sum in a fixed order) and eager's within tolerance; autograd's rules hold: an
-    in-place change of a saved tensor, a second backward through a freed graph and double
+    """With the native lane on (the default) the first step (the Python lane's) is recorded, the
+    next ones run in C++ (MlpgenTrainBackward) with the Python lane's y and gradients bit for
+    bit (the kernels sum in a fixed order) and eager's within tolerance; autograd's rules hold:
+    an in-place change of a saved tensor, a second backward through a freed graph and double
     backward are refused; a CUDA-graph capture of the step replays it."""
     from test_training import check_grads
 

@@ -6,8 +6,8 @@ for the module's SPEC (both kernel families, the helpers they call), writes the 
 cache file named by its hash (triton reads a kernel's source from its file), imports it, and
 launches its kernels for the module's autograd function and its torch.compile op: through
 mlpgen.runtime's direct launch where the module has it (`_RT`), else triton's public API. Without
-mlpgen the module trains as eager does (its torch path under autograd). With
-MLPGEN_NATIVE_TRAIN=1, a step the kernels ran is recorded and later steps at its M run in
+mlpgen the module trains as eager does (its torch path under autograd). Unless
+MLPGEN_NATIVE_TRAIN=0, a step the kernels ran is recorded and later steps at its M run in
 mlpgen.runtime's C++ lane (train_lane).
 
 Layer l computes Z_l = H_{l-1} W_l^T + b_l and H_l = act(Z_l) (H_{-1} = x, H_{L-1} = y). The
@@ -199,9 +199,10 @@ class Training:
 
     def recording(self, x, cfg, params) -> train_lane.Recording | None:
         """A Recording for this training call where the native training lane may take its
-        steps (MLPGEN_NATIVE_TRAIN=1, the module's direct launches on a GPU, every parameter
-        requiring grad, no stream capture, kernels rather than cuBLASLt) and its (device, M,
-        need_x) has had fewer than train_lane.ATTEMPTS recordings; else None."""
+        steps (the lane not switched off by MLPGEN_NATIVE_TRAIN=0, the module's direct launches
+        on a GPU, every parameter requiring grad, no stream capture, kernels rather than
+        cuBLASLt) and its (device, M, need_x) has had fewer than train_lane.ATTEMPTS
+        recordings; else None."""
         rt = self.ns["_RT"]
         if not train_lane.enabled() or not x.is_cuda or rt is None or not rt.fast:
             return None

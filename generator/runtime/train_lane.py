@@ -9,7 +9,7 @@ parameter, or a buffer the step allocated (its bytes, and whether the forward al
 the backward reads it, or the backward allocates it); integers stay as recorded (M and the row
 split are fixed for M). `register` adds the program's compiled kernels to the extension. A step
 whose forward is the module's inference lane (a recomputing config) records the backward only
-and names that lane. MLPGEN_NATIVE_TRAIN=1 turns the lane on."""
+and names that lane. The lane is on unless MLPGEN_NATIVE_TRAIN=0."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ ATTEMPTS = 3  # recordings a (device, M, need_x) gets before the Python lane kee
 
 
 def enabled() -> bool:
-    return os.environ.get("MLPGEN_NATIVE_TRAIN") == "1"
+    return os.environ.get("MLPGEN_NATIVE_TRAIN") != "0"
 
 
 def describe(t: torch.Tensor) -> tuple:
