@@ -245,9 +245,9 @@ def test_gpu_native_lane_steps_as_the_python_lane(
     if need_x:
         check_grads(spec, list(g2), fused, x, dy)
     # a CUDA-graph capture of the step: the lane declines it, the Python lane's launches are
-    # captured (after warm-up steps on a side stream, which the lane takes). A copy of the
-    # parameters: autograd keeps the stream of a leaf's first backward (the default stream
-    # here), and a capture that ends by waiting on it fails.
+    # captured (after warm-up steps on a side stream, which the lane takes). On a copy of the
+    # parameters: a leaf's gradient node keeps the stream it was made on (the default stream,
+    # alive while y1 and y2 hold their graphs), and a captured backward that waits on it fails.
     twin = copy.deepcopy(fused)
     static_x = x.clone().requires_grad_(need_x)
     side = torch.cuda.Stream()
