@@ -176,10 +176,10 @@ class TrainModels(Models):
     def environment(self, mod, batches: Sequence[int], device) -> dict:
         """Per batch, which backward the module's training steps run: its kernels, cuBLASLt's
         GEMMs ("cublaslt") or the torch ops (where they are off, or the bucket's tuned "train"
-        is the torch backward); the lane the kernels' steps are given ("native": after the
-        first, recorded steps run from C++ where the module launches directly on a GPU; else
-        "python"); and MLPGEN_TRAIN_KERNELS and MLPGEN_NATIVE_TRAIN where set (forced choices,
-        recorded with the run)."""
+        is the torch backward); the training lane MLPGEN_NATIVE_TRAIN selects ("native":
+        after the first, recorded kernel steps run from C++ where the module launches directly
+        on a GPU; "python"); and MLPGEN_TRAIN_KERNELS and MLPGEN_NATIVE_TRAIN where set
+        (forced choices, recorded with the run)."""
         probe = torch.empty(1, self.spec.widths[0], dtype=self.weights[0].dtype, device=device)
         backward = {}
         for b in batches:
