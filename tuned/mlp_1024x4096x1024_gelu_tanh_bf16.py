@@ -36,6 +36,17 @@ _SEQUENTIAL = [(1024, 4096), torch.nn.GELU(approximate="tanh"), (4096, 1024)]
 
 # TUNED[gpu_key][bucket]: the winner (times in us; "graph": a capture's own); "default": other GPUs
 TUNED = {
+    "NVIDIA H100 80GB HBM3|sm90|132": {
+        1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 72.223, "eager_us": 15.868, "host_us": 12.022, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 4, "strategy": "split", "train": {"backward": "torch", "host_us": 1024.554, "us": 85.564}, "us": 13.904},
+        16: {"block_k": 64, "block_m": 16, "block_n": 32, "chunk": 64, "eager_host_us": 66.444, "eager_us": 16.202, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 13.444}, "host_us": 13.018, "kernel": "_k_persist_m16_n32_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "strategy": "persist", "train": {"backward": "torch", "host_us": 1253.235, "us": 85.06}, "us": 15.14},
+        64: {"block_k": 64, "block_m": 64, "block_n": 64, "chunk": 64, "eager_host_us": 54.3, "eager_us": 17.612, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 14.916}, "host_us": 14.847, "kernel": "_k_persist_m64_n64_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "train": {"block_k": 32, "block_m": 32, "block_n": 64, "fused": False, "host_us": 338.596, "num_stages": 2, "num_warps": 4, "one_pass": False, "recompute": False, "split": 1, "torch_host_us": 973.63, "torch_us": 94.724, "us": 233.421}, "us": 16.98},
+        256: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 46.01, "eager_us": 22.158, "host_us": 27.297, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "train": {"backward": "torch", "host_us": 882.476, "us": 116.228}, "us": 20.276},
+        1024: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 50.686, "eager_us": 42.118, "host_us": 35.685, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "train": {"backward": "torch", "host_us": 1076.661, "us": 183.184}, "us": 36.44},
+        4096: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 126.369, "eager_us": 121.924, "host_us": 106.319, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "train": {"backward": "torch", "host_us": 1094.596, "us": 484.032}, "us": 104.512},
+        16384: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_host_us": 471.499, "eager_us": 455.392, "host_us": 390.833, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "train": {"backward": "torch", "host_us": 1841.48, "us": 1771.296}, "us": 387.755},
+        65536: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 1812.992, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "train": {"backward": "cublaslt", "torch_us": 6769.984, "us": 6225.216}, "us": 1539.584},
+        262144: {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "eager_us": 7062.56, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "train": {"backward": "cublaslt", "torch_us": 26586.559, "us": 24507.423}, "us": 5962.848},
+    },
     "NVIDIA H200|sm90|132": {
         1: {"block_k": 128, "block_m": 16, "block_n": 256, "chunk": 32, "eager_host_us": 39.567, "eager_us": 14.568, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 12.572}, "host_us": 12.109, "kernel": "_k_split_m16_c32_n256_k128", "num_stages": 1, "num_warps": 8, "strategy": "split", "train": {"backward": "torch", "host_us": 444.821, "us": 78.596}, "us": 13.628},
         16: {"block_k": 64, "block_m": 16, "block_n": 64, "chunk": 64, "eager_host_us": 39.841, "eager_us": 15.204, "graph": {"block_k": 64, "block_m": 64, "block_n": 32, "chunk": 64, "kernel": "", "num_stages": 1, "num_warps": 4, "strategy": "epilogue", "us": 13.38}, "host_us": 12.867, "kernel": "_k_persist_m16_n64_last16_k64", "last_block_n": 16, "num_stages": 4, "num_warps": 4, "pdl": True, "strategy": "persist", "train": {"backward": "torch", "host_us": 466.025, "us": 76.556}, "us": 15.096},
@@ -61,6 +72,7 @@ TUNED = {
 }
 # how each GPU's entry was made: the command, the versions, the search
 PROVENANCE = {
+    "NVIDIA H100 80GB HBM3|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen --widths 1024,4096,1024 --act gelu_tanh --dtype bf16 --batches 1,16,64,256,1024,4096,16384,65536,262144 --train --seed 0 --timeout 60.0 --workers 1", "cuda": "13.0", "date": "2026-12-07T16:56:46", "exhaustive": False, "gpu": "NVIDIA H100 80GB HBM3", "measured": 243, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "seeded": 0, "timeout": 60.0, "torch": "2.11.0+cu130", "train": {"date": "2026-12-07T16:58:46", "seconds": 118.2, "trials": None}, "trials": None, "triton": "3.6.0", "tuning_seconds": 62.8, "workers": 1},
     "NVIDIA H200|sm90|132": {"buckets": [1, 16, 64, 256, 1024, 4096, 16384, 65536, 262144], "command": "mlpgen retune mlp_1024x4096x1024_gelu_tanh_bf16.py --batches 1,16,64,256,1024,4096,16384,65536,262144 --train --seed 0 --workers 1", "cuda": "13.0", "date": "2026-12-06T23:51:00", "exhaustive": False, "gpu": "NVIDIA H200", "measured": 243, "mlpgen": "0.1.0", "optuna": "5.1.0", "seed": 0, "seeded": 9, "timeout": None, "torch": "2.11.0+cu130", "train": {"seconds": 79.3, "trials": None}, "trials": None, "triton": "3.6.0", "tuning_seconds": 61.6, "workers": 1},
 }
 
@@ -251,6 +263,7 @@ def _k_split(x_ptr, y_ptr, w0_ptr, b0_ptr, w1_ptr, b1_ptr, acc_ptr, count_ptr, M
 # a TUNED cell's kernel name -> (the @triton.jit function, the tile sizes it passes as constexprs)
 KERNELS = {
     "_k_persist_m16_n32_k64": (_k_persist, (16, 32, 32, 64)),
+    "_k_persist_m16_n32_last16_k64": (_k_persist, (16, 32, 16, 64)),
     "_k_persist_m16_n64_last16_k64": (_k_persist, (16, 64, 16, 64)),
     "_k_persist_m32_n32_k64": (_k_persist, (32, 32, 32, 64)),
     "_k_persist_m64_n32_k64": (_k_persist, (64, 32, 32, 64)),
