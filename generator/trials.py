@@ -17,7 +17,7 @@ from mlpgen.emit import entry
 from mlpgen.measure import HIDDEN_WEIGHT, Measurement
 from mlpgen.spec import KernelConfig, MLPSpec, SpecError
 from mlpgen.trial_log import config_text
-from mlpgen.tune import Job, Progress, TuneOptions, never_slower, pick_winner, search
+from mlpgen.tune import Job, Progress, TuneOptions, pick_never_slower, search
 
 # ---------------------------------------------------------------------------------------------
 # Comparing a budgeted search with an exhaustive one
@@ -48,7 +48,7 @@ def judge(bucket_log: dict):
         return None if m is None else m.score
 
     eager = next(((c, m) for c, m in records if c.strategy == "torch" and m.ok), None)
-    return never_slower(pick_winner(records), eager), score
+    return pick_never_slower(records, eager), score
 
 
 def compare(exhaustive_log: Path, search_log: Path, buckets=None) -> list[dict]:
