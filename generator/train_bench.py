@@ -235,9 +235,13 @@ class TrainModels(Models):
             run = partial(step, self.loss_alone, (), y, scale)
             return Prepared(call=run, output=run)
         model = self.fused_loss if contender.name.startswith("mlpgen") else self.seq_loss
-        run = partial(step, model, tuple(model.parameters()), x, scale)
         if contender.graph:
-            return capture(run)
+            # a copy (the same weights): the captured step keeps its autograd graph alive, whose
+            # parameters' gradient nodes belong to the capture's stream, and every later step
+            # through those parameters on another stream would wait on it
+            model = copy.deepcopy(model)
+            return capture(partial(step, model, tuple(model.parameters()), x, scale))
+        run = partial(step, model, tuple(model.parameters()), x, scale)
         run()  # the checked step is a steady one: a first step may record the native lane's
         return Prepared(call=run, output=run)
 

@@ -244,3 +244,27 @@ def test_bench_train_on_gpu_checks_every_gradient(spec, load_generated, capsys):
             continue
         assert set(r["errs"]) == names and max(r["errs"].values()) == r["err"] <= 1, r
         assert r["host_us"] > 0 and r["gpu_us"] > 0, r
+
+
+@pytest.mark.gpu
+def test_bench_train_graphs_leave_the_call_steps_on_their_own_stream(load_generated, tmp_path):
+    """A graph contender's captured step keeps its autograd graph alive; on the parameters the
+    call contenders step through, a later step would wait on the capture's stream (autograd
+    warns once per process: so a process of its own, the warning an error)."""
+    import subprocess
+    import sys
+
+    _, path = load_generated(MLPSpec((32, 64, 5), act="relu"))
+    argv = ["bench", str(path), "--train", "--batches", "17,40", "--rep", "5", "--warmup", "1"]
+    only = ["--only", "eager,eager+graph,mlpgen,mlpgen+graph", "--json"]
+    warning = "error:The AccumulateGrad node's stream does not match"
+    code = "import sys; from mlpgen.cli import main; sys.exit(main(sys.argv[1:]))"
+    run = subprocess.run(
+        [sys.executable, "-W", warning, "-c", code, *argv, *only],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    results = json.loads(run.stdout)["results"]
+    assert len(results) == 2 * 4 and all(r["status"] == "ok" for r in results), results
