@@ -1092,13 +1092,14 @@ def recheck(result: BucketResult, measure: Measure, rounds: int, study=None) -> 
         # other strategy, linked (PDL) or not, is re-measured with the rest (RECHECK_KINDS at
         # most): its host time is the launch path's, and its GPU time is what sets it apart.
         # The decision rests on the re-measurements alone, one round more of them.
-        # The least GPU time of all is re-measured too: where the best scores keep the GPU busier
-        # than the torch path, it is the kernel never_slower may keep.
+        # So is the kernel of least GPU time of all: where the best scores keep the GPU busier
+        # than the torch path, it is the one never_slower may keep.
         kinds = {(c.strategy, getattr(c, "pdl", False)) for c, _ in top}  # train configs: no PDL
         by_gpu = sorted(ok, key=lambda cm: math.inf if cm[1].us is None else cm[1].us)
-        if by_gpu and by_gpu[0] not in top:
-            top.append(by_gpu[0])
-            kinds.add((by_gpu[0][0].strategy, getattr(by_gpu[0][0], "pdl", False)))
+        least = next((cm for cm in by_gpu if cm[0].strategy != "torch"), None)
+        if least is not None and least not in top:
+            top.append(least)
+            kinds.add((least[0].strategy, getattr(least[0], "pdl", False)))
         for c, m in by_gpu:
             kind = (c.strategy, getattr(c, "pdl", False))
             if kind not in kinds and len(top) < RECHECK_TOP + RECHECK_KINDS:
