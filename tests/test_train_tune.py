@@ -190,8 +190,9 @@ def test_a_fused_step_that_keeps_the_gpu_busy_gives_way_to_the_next_kernel_not_t
     fused = TrainConfig(block_m=16, block_n=16, block_k=16, num_warps=2, num_stages=4, fused=True)
     near = [dataclasses.replace(fused, block_n=n, num_stages=s) for n, s in ((32, 2), (64, 2))]
     layered = TrainConfig(block_m=16, block_n=64, block_k=32, num_warps=4, num_stages=2)
-    truth = {fused: (242.1, 536.1), layered: (50.1, 558.3), TORCH_BACKWARD: (60.3, 952.0)}
-    truth |= {c: (230.0, 540.0 + i) for i, c in enumerate(near)}
+    # (GPU µs, host µs): scores (the larger plus a fifth of the smaller) 536.1, 558.3, 952.0
+    truth = {fused: (242.1, 487.7), layered: (50.1, 548.3), TORCH_BACKWARD: (60.3, 939.9)}
+    truth |= {c: (230.0, 494.0 + i) for i, c in enumerate(near)}
 
     def measure(bucket, c):
         us, host_us = truth[c]
