@@ -636,15 +636,46 @@ def cmd_show(argv: list[str]) -> int:
                 us = graph.get("us")
                 text = kernel_text(graph) + (f"  {us:.2f} us GPU" if isnum(us) else "")
                 print(f"  {'':>7}  in a CUDA graph: {text}")
+            if isinstance(cell.get("train"), dict):
+                print(f"  {'':>7}  training step: {train_text(cell['train'])}")
     print(
         "\nµs: GPU time and per-call host time (mlpgen.timing) of the winner and of eager "
-        "nn.Sequential;\nspeedup: eager's cost over the winner's, each the larger of its two times."
+        "nn.Sequential;\nspeedup: eager's cost over the winner's, each the larger of its two times;"
+        "\ntraining step, under a bucket: the step (forward and backward) that won it, and the "
+        "torch backward's times."
     )
     return 0
 
 
 def isnum(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def train_text(train: dict) -> str:
+    """A TUNED cell's training step in `mlpgen show`: the kernels' tiles and options, the torch
+    backward or cuBLASLt's step, its times, and the torch backward's where it lost to them."""
+
+    def times(prefix=""):
+        us, host = train.get(f"{prefix}us"), train.get(f"{prefix}host_us")
+        parts = [f"{us:.2f} us GPU"] if isnum(us) else []
+        parts += [f"{host:.2f} us host"] if isnum(host) else []
+        cost = max((v for v in (us, host) if isnum(v)), default=None)
+        return ", ".join(parts), cost
+
+    what = {"torch": "torch backward", "cublaslt": "cuBLASLt GEMMs"}.get(train.get("backward"))
+    if what is None:
+        tiles = "x".join(str(train.get(k, "?")) for k in ("block_m", "block_n", "block_k"))
+        flags = [f"split {train['split']}"] * (train.get("split", 1) > 1)
+        flags += [name for name in ("fused", "recompute", "one_pass") if train.get(name)]
+        what = f"kernels {tiles}, warps {train.get('num_warps')}, stages {train.get('num_stages')}"
+        what += "".join(f", {f}" for f in flags)
+    ours, cost = times()
+    text = f"{what}  {ours}" if ours else what
+    torch_times, torch_cost = times("torch_")
+    if torch_times:
+        speedup = f": {torch_cost / cost:.2f}x" if cost and torch_cost else ""
+        text += f" (torch backward: {torch_times}{speedup})"
+    return text
 
 
 def show_header() -> str:

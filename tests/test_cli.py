@@ -230,6 +230,38 @@ def test_a_run_over_torch_path_buckets_of_a_fused_module_says_it_is_fused(tmp_pa
     assert json.loads(out)["fused"] is True and "torch path" not in err
 
 
+def test_show_names_each_buckets_training_step(tmp_path, capsys):
+    """Under each bucket's forward row, the training step that won there (the kernels' tiles
+    and options, the torch backward or cuBLASLt's GEMMs), its times, and the torch backward's
+    with the speedup where the kernels beat it; a bucket never searched for training shows none."""
+    from mlpgen.emit import entry, write_module
+    from mlpgen.spec import KernelConfig, MLPSpec
+
+    spec = MLPSpec((16, 32, 8), act="relu")
+    path = tmp_path / f"{spec.name}.py"
+    kernels = {"block_m": 16, "block_n": 32, "block_k": 64, "num_warps": 2, "num_stages": 4}
+    kernels |= {"split": 4, "fused": True, "recompute": False, "one_pass": False}
+    kernels |= {"us": 50.0, "host_us": 300.0, "torch_us": 60.0, "torch_host_us": 600.0}
+    table = {
+        1: entry(KernelConfig("torch"), us=1.0) | {"train": kernels},
+        16: entry(KernelConfig("torch"), us=1.0) | {"train": {"backward": "torch", "us": 61.0}},
+        64: entry(KernelConfig("torch"), us=1.0) | {"train": {"backward": "cublaslt", "us": 9.5}},
+        256: entry(KernelConfig("torch"), us=1.0),
+    }
+    write_module(path, spec, "GPU A|sm90|132", table, {"date": "D1", "trials": 40})
+    capsys.readouterr()
+    assert main(["show", str(path)]) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    steps = [line for line in lines if line.startswith("training step:")]
+    assert steps == [
+        "training step: kernels 16x32x64, warps 2, stages 4, split 4, fused  50.00 us GPU, "
+        "300.00 us host (torch backward: 60.00 us GPU, 600.00 us host: 2.00x)",
+        "training step: torch backward  61.00 us GPU",
+        "training step: cuBLASLt GEMMs  9.50 us GPU",
+    ]
+    assert lines.index(steps[0]) == 1 + next(i for i, s in enumerate(lines) if s.startswith("1 "))
+
+
 def test_show_marks_cells_linked_by_pdl(tmp_path, capsys):
     """A cell whose calls are linked by programmatic dependent launch shows "(PDL)" after its
     kernel; the same kernel without it shows none, and the columns stay aligned."""
