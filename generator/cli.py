@@ -653,7 +653,8 @@ def isnum(v: object) -> bool:
 
 def train_text(train: dict) -> str:
     """A TUNED cell's training step in `mlpgen show`: the kernels' tiles and options, the torch
-    backward or cuBLASLt's step, its times, and the torch backward's where it lost to them."""
+    backward or cuBLASLt's step, its times, the torch backward's where it lost to them, and the
+    step a CUDA-graph capture runs where it is another."""
 
     def times(prefix=""):
         us, host = train.get(f"{prefix}us"), train.get(f"{prefix}host_us")
@@ -675,6 +676,8 @@ def train_text(train: dict) -> str:
     if torch_times:
         speedup = f": {torch_cost / cost:.2f}x" if cost and torch_cost else ""
         text += f" (torch backward: {torch_times}{speedup})"
+    if isinstance(train.get("graph"), dict):
+        text += f"; in a CUDA graph: {train_text(train['graph'])}"
     return text
 
 

@@ -10,12 +10,13 @@ candidate's row tile, then timed by measure.timed (timing.time_call, the forward
 timing method), scored by Measurement.score like the forward's candidates.
 
 The search is the forward's, on a smaller scale (mlpgen.tune: its Objective and Encoding, its
-sampler, its budget rule, its re-measurement and never_slower): the torch backward, training's
+sampler, its budget rule, its re-measurement and pick_never_slower): the torch backward, training's
 default_for and this GPU's previous train winner are measured first, TPE proposes the rest; a
 repeated proposal gets its recorded score back; the best few and the torch backward are measured
 again and a kernel config wins only where it beats the torch backward beyond the noise. The
-winner goes into the bucket's TUNED cell as cell["train"] (with its times and the torch
-backward's), which the module's training path (mlpgen.runtime.train) reads. Buckets are served
+winner goes into the bucket's TUNED cell as cell["train"] (with its times, the torch backward's
+and, where another candidate took much less GPU time, that one as the step a CUDA-graph capture
+runs), which the module's training path (mlpgen.runtime.train) reads. Buckets are served
 round-robin, so `--timeout` (a second one, after the forward search's) leaves each with its
 firsts measured. One GPU measures; the studies live in memory, so a train search is not resumed.
 As in the forward search, kernels compile in a pool of processes ahead of the measuring worker:
@@ -80,6 +81,7 @@ from mlpgen.tune import (
     budget,
     log,
     make_sampler,
+    pick_graph_winner,
     recheck,
     tune_module,
 )
@@ -456,13 +458,20 @@ def search_train(
 
 
 def train_cell(result: BucketResult) -> dict | None:
-    """The TUNED cell's "train" value: the winner, its step's times and the torch backward's."""
+    """The TUNED cell's "train" value: the winner, its step's times and the torch backward's;
+    and under "graph", where the winner keeps the GPU busier than another candidate by more
+    than GRAPH_TIE, the candidate of least GPU time, which a CUDA-graph capture runs (a replay
+    has no host time to save). cuBLASLt's step is not one: its workspace is made outside a
+    capture."""
     if result.winner is None:
         return None
     choice, m = result.winner
     cell = choice.to_dict() | {k: round(v, 3) for k, v in m.times().items()}
     if result.eager is not None and choice != TORCH_BACKWARD:
         cell |= {k: round(v, 3) for k, v in result.eager.times("torch_").items()}
+    graph = pick_graph_winner([cm for cm in result.pairs if cm[0] != LT_BACKWARD], result.winner)
+    if graph is not None:
+        cell["graph"] = graph[0].to_dict() | {"us": round(graph[1].us, 3)}
     return cell
 
 

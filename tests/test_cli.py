@@ -232,19 +232,21 @@ def test_a_run_over_torch_path_buckets_of_a_fused_module_says_it_is_fused(tmp_pa
 
 def test_show_names_each_buckets_training_step(tmp_path, capsys):
     """Under each bucket's forward row, the training step that won there (the kernels' tiles
-    and options, the torch backward or cuBLASLt's GEMMs), its times, and the torch backward's
-    with the speedup where the kernels beat it; a bucket never searched for training shows none."""
+    and options, the torch backward or cuBLASLt's GEMMs), its times, the torch backward's with
+    the speedup where the kernels beat it, and a CUDA graph's step where it is another; a bucket
+    never searched for training shows none."""
     from mlpgen.emit import entry, write_module
     from mlpgen.spec import KernelConfig, MLPSpec
 
     spec = MLPSpec((16, 32, 8), act="relu")
     path = tmp_path / f"{spec.name}.py"
-    kernels = {"block_m": 16, "block_n": 32, "block_k": 64, "num_warps": 2, "num_stages": 4}
-    kernels |= {"split": 4, "fused": True, "recompute": False, "one_pass": False}
-    kernels |= {"us": 50.0, "host_us": 300.0, "torch_us": 60.0, "torch_host_us": 600.0}
+    config = {"block_m": 16, "block_n": 32, "block_k": 64, "num_warps": 2, "num_stages": 4}
+    config |= {"split": 4, "fused": True, "recompute": False, "one_pass": False}
+    kernels = config | {"us": 50.0, "host_us": 300.0, "torch_us": 60.0, "torch_host_us": 600.0}
     table = {
         1: entry(KernelConfig("torch"), us=1.0) | {"train": kernels},
-        16: entry(KernelConfig("torch"), us=1.0) | {"train": {"backward": "torch", "us": 61.0}},
+        16: entry(KernelConfig("torch"), us=1.0)
+        | {"train": {"backward": "torch", "us": 61.0, "graph": config | {"us": 20.0}}},
         64: entry(KernelConfig("torch"), us=1.0) | {"train": {"backward": "cublaslt", "us": 9.5}},
         256: entry(KernelConfig("torch"), us=1.0),
     }
@@ -256,7 +258,8 @@ def test_show_names_each_buckets_training_step(tmp_path, capsys):
     assert steps == [
         "training step: kernels 16x32x64, warps 2, stages 4, split 4, fused  50.00 us GPU, "
         "300.00 us host (torch backward: 60.00 us GPU, 600.00 us host: 2.00x)",
-        "training step: torch backward  61.00 us GPU",
+        "training step: torch backward  61.00 us GPU; in a CUDA graph: kernels 16x32x64, "
+        "warps 2, stages 4, split 4, fused  20.00 us GPU",
         "training step: cuBLASLt GEMMs  9.50 us GPU",
     ]
     assert lines.index(steps[0]) == 1 + next(i for i, s in enumerate(lines) if s.startswith("1 "))

@@ -309,3 +309,56 @@ def test_train_measure_compiles_in_its_pool_then_times_in_its_worker(tmp_path):
         assert measure(20, TORCH_BACKWARD).ok
     finally:
         measure.close()
+
+
+def test_a_winner_that_keeps_the_gpu_busy_names_the_graph_choice():
+    """Where the winner's GPU time is more than GRAPH_TIE over another candidate's, its cell's
+    "graph" names the candidate of least GPU time (a CUDA-graph replay has no host time to
+    save; recorded on an H100: the fused step 107 µs, the torch backward 63); cuBLASLt's step is
+    never one (its workspace is made outside a capture); a winner within GRAPH_TIE has none."""
+    from mlpgen.train_tune import LT_BACKWARD, train_cell
+    from mlpgen.tune import BucketResult
+
+    fused = TrainConfig(block_m=16, block_n=32, block_k=32, num_warps=4, num_stages=4, fused=True)
+    won = Measurement("ok", us=106.9, host_us=277.6)
+    torch_ = Measurement("ok", us=62.6, host_us=542.4)
+    pairs = [(fused, won), (TORCH_BACKWARD, torch_), (LT_BACKWARD, Measurement("ok", us=40.0))]
+    cell = train_cell(BucketResult(1, None, (fused, won), torch_, None, [], 3, pairs))
+    assert cell["graph"] == {"backward": "torch", "us": 62.6}
+    assert TrainConfig.from_dict(cell) == fused and (cell["us"], cell["torch_us"]) == (106.9, 62.6)
+    close = Measurement("ok", us=64.0, host_us=277.6)
+    pairs = [(fused, close), (TORCH_BACKWARD, torch_)]
+    assert "graph" not in train_cell(BucketResult(1, None, pairs[0], torch_, None, [], 2, pairs))
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize("kernels_win", [True, False])
+def test_a_captured_step_runs_the_graph_choice_warmed_outside_the_capture(
+    tmp_path, monkeypatch, kernels_win
+):
+    """A bucket whose training step has a graph choice: outside a capture a call trains with
+    the winner, and its first call at that M runs one throwaway step of the graph choice first
+    (so a capture launches no kernel it has to load); in a capture (Training.capturing, faked
+    here: the interpreter has no streams) the step is the graph choice's."""
+    kernels = TrainConfig(block_m=16, block_n=16, block_k=16, num_warps=4, num_stages=1).to_dict()
+    torch_ = TORCH_BACKWARD.to_dict()
+    won, graph = (kernels, torch_) if kernels_win else (torch_, kernels)
+    path = write_module(tmp_path / "tiny.py", TINY, buckets=(16,))
+    _, tuned, prov = read_module(path)
+    cell = tuned["default"][16] | {"train": won | {"us": 90.0, "graph": graph | {"us": 60.0}}}
+    write_module(path, TINY, "default", {16: cell}, prov.get("default"), (16,), merge=True)
+    mod = load_module(path)
+    ran = []  # which step each training call ran: "torch" or "kernels"
+    reference, apply = vars(mod)["reference"], train._Function.apply
+    monkeypatch.setitem(vars(mod), "reference", lambda *a: ran.append("torch") or reference(*a))
+    monkeypatch.setattr(train._Function, "apply", lambda *a: ran.append("kernels") or apply(*a))
+    fused = mod.FusedMLP()
+    x = torch.randn(13, 7, requires_grad=True)
+    first, second = ("kernels", "torch") if kernels_win else ("torch", "kernels")
+    fused(x).sum().backward()
+    assert ran == [second, first]  # the graph choice warmed, then the call's own step
+    fused(x).sum().backward()
+    assert ran == [second, first, first]
+    monkeypatch.setattr(train.training_of(mod), "capturing", lambda x: True)
+    fused(x).sum().backward()
+    assert ran == [second, first, first, second]

@@ -637,3 +637,52 @@ def test_gpu_torch_backward_is_eagers_step(load_generated, monkeypatch):
     monkeypatch.setattr(train._Function, "apply", None)  # any use of it fails
     fused, x, dy, got = train_step(mod, spec, 1000, "cuda")
     check_grads(spec, got, fused, x, dy)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernels_win", [True, False])
+def test_gpu_a_captured_step_runs_the_buckets_graph_choice(
+    load_generated, monkeypatch, kernels_win
+):
+    """On the GPU: a bucket whose training step names another step for CUDA graphs (the torch
+    backward beside winning kernels, or the reverse) runs it in a capture, after the first call
+    outside ran it once (its kernels loaded); the replay's gradients are a step's outside."""
+    from mlpgen.emit import entry
+    from mlpgen.space import heuristic_config
+    from mlpgen.tune import gpu_key
+
+    spec = MLPSpec((48, 100, 37), act="gelu", dtype="fp16")
+    kernels = TrainConfig(block_m=32, block_n=32, block_k=32).to_dict()
+    torch_ = {"backward": "torch"}
+    won, graph = (kernels, torch_) if kernels_win else (torch_, kernels)
+    cell = entry(heuristic_config(spec, 64)) | {"train": won | {"us": 9.0, "graph": graph}}
+    mod, _ = load_generated(spec, gpu_key=gpu_key(0), table={64: cell})
+    ran = []
+    reference, apply = vars(mod)["reference"], train._Function.apply
+    monkeypatch.setitem(vars(mod), "reference", lambda *a: ran.append("torch") or reference(*a))
+    monkeypatch.setattr(train._Function, "apply", lambda *a: ran.append("kernels") or apply(*a))
+    torch.manual_seed(0)
+    fused = mod.FusedMLP(device="cuda")
+    params = list(fused.parameters())
+    x = torch.randn(64, 48, device="cuda", dtype=torch.float16)
+
+    def step():
+        return torch.autograd.grad(fused(x).float().square().mean(), params)
+
+    want = step()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph_step = "torch" if kernels_win else "kernels"
+    assert ran[0] == graph_step and graph_step not in ran[1:]  # warmed once, outside
+    del ran[:]
+    cuda_graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(cuda_graph):
+        got = step()
+    assert ran == [graph_step]
+    cuda_graph.replay()
+    torch.cuda.synchronize()
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=2e-2, atol=2e-3)

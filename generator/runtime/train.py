@@ -104,6 +104,13 @@ class Training:
         # recorded steps, and recordings made per (device, M, need_x)
         self.native_state, self.native_train = None, None
         self.attempts: dict[tuple, int] = {}
+        # CUDA-graph captures: whether any cell's training step has a graph choice (only then
+        # does a call ask whether its stream is capturing), the (device, M) whose graph choice
+        # has run outside a capture (warm_graph_step), and whether that step is running
+        tuned = ns["TUNED"].values()
+        self.graph_cells = any("graph" in (c.get("train") or {}) for t in tuned for c in t.values())
+        self.graph_warm: set[tuple] = set()
+        self.warming = False
 
     # -- which config ------------------------------------------------------------------------
 
@@ -114,19 +121,24 @@ class Training:
         env = os.environ.get("MLPGEN_TRAIN_KERNELS")
         return x.dtype == ns["DTYPE"] and (x.is_cuda or ns["_INTERPRET"]) and env != "0"
 
-    def config(self, m, x) -> dict | None:
+    def config(self, m, x, graph=None) -> dict | None:
         """The training kernels' config for m rows, or None for the torch backward: the "train"
-        value of the call's TUNED cell; without one, `default`'s on a GPU without a table
+        value of the call's TUNED cell (in a CUDA-graph capture, or with graph=True, its graph
+        choice where it has one); without one, `default`'s on a GPU without a table
         (gpu_trains_untuned) or with MLPGEN_TRAIN_KERNELS=1, else the torch backward."""
         if not self.by_kernels(x):
             return None
         ns = self.ns
+        if graph is None:
+            graph = self.capturing(x)
         forced = os.environ.get("MLPGEN_TRAIN_KERNELS") == "1"
-        memo = ("train", x.get_device(), m, forced)  # in the module's cache of picked cells
+        memo = ("train", x.get_device(), m, forced, graph)  # in the module's cache of cells
         if memo in ns["_CONFIGS"]:
             return ns["_CONFIGS"][memo]
         key = ns["gpu_key"](x.device) if x.is_cuda else "default"
         cfg = ns["config_for"](m, key).get("train")
+        if graph and cfg is not None:
+            cfg = cfg.get("graph", cfg)
         untuned = (key not in ns["TUNED"] or key == "default") and (
             self.gpu_trains_untuned or not x.is_cuda
         )
@@ -181,11 +193,43 @@ class Training:
         if y is not None:
             return y
         cfg = self.config(x.shape[0], x)
+        if self.graph_cells and (x.get_device(), x.shape[0]) not in self.graph_warm:
+            self.warm_graph_step(x, params)
         if cfg is not None and cfg.get("backward") == LtBackward.strategy:
             cfg = cfg if cublaslt.aligned([x, *params]) and self.lt_planned(x) else None
         if cfg is None:
             return self.ns["reference"](x, *self.ns["_split"](params))
         return _Function.apply(self, cfg, x, *params)
+
+    def capturing(self, x) -> bool:
+        """Whether this call is captured into a CUDA graph, asked only where a cell has a graph
+        choice."""
+        return self.graph_cells and x.is_cuda and torch.cuda.is_current_stream_capturing()
+
+    def warm_graph_step(self, x, params) -> None:
+        """Outside a capture, one throwaway step (forward and backward) of the call's graph
+        choice where it is not the call's own, once per (device, M): a capture of the step then
+        launches kernels already loaded (loading one while a graph is captured fails). The
+        native lane records none of it."""
+        m = x.shape[0]
+        if self.capturing(x):
+            return
+        self.graph_warm.add((x.get_device(), m))
+        cfg = self.config(m, x, graph=True)
+        if cfg is self.config(m, x, graph=False):
+            return
+        xs, *ps = (t.detach().requires_grad_(t.requires_grad) for t in (x, *params))
+        inputs = [t for t in (xs, *ps) if t.requires_grad]  # the gradients the capture takes
+        self.warming = True
+        try:
+            with torch.enable_grad():
+                if cfg is None:
+                    y = self.ns["reference"](xs, *self.ns["_split"](ps))
+                else:
+                    y = _Function.apply(self, cfg, xs, *ps)
+                torch.autograd.grad(y, inputs, torch.ones_like(y))
+        finally:
+            self.warming = False
 
     def native_step(self, x, params) -> torch.Tensor | None:
         """y of a training call by the native training lane (its autograd node attached), or
@@ -204,7 +248,7 @@ class Training:
         cuBLASLt) and its (device, M, need_x) has had fewer than train_lane.ATTEMPTS
         recordings; else None."""
         rt = self.ns["_RT"]
-        if not train_lane.enabled() or not x.is_cuda or rt is None or not rt.fast:
+        if self.warming or not train_lane.enabled() or not x.is_cuda or rt is None or not rt.fast:
             return None
         if cfg.get("backward") == LtBackward.strategy or torch.cuda.is_current_stream_capturing():
             return None
