@@ -684,5 +684,6 @@ def test_gpu_a_captured_step_runs_the_buckets_graph_choice(
     assert ran == [graph_step]
     cuda_graph.replay()
     torch.cuda.synchronize()
-    for a, b in zip(got, want):
-        torch.testing.assert_close(a, b, rtol=2e-2, atol=2e-3)
+    for a, b in zip(got, want):  # two steps in fp16, each against the other's
+        verdict = check_grad(a, b, spec.dtype)
+        assert verdict.ok, verdict.reason
