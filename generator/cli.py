@@ -651,6 +651,11 @@ def isnum(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+def larger_time(d: dict, us: str, host: str) -> float | None:
+    """The larger of a cell's GPU and host times (its cost per call), or None without either."""
+    return max((v for v in (d.get(us), d.get(host)) if isnum(v)), default=None)
+
+
 def train_text(train: dict) -> str:
     """A TUNED cell's training step in `mlpgen show`: the kernels' tiles and options, the torch
     backward or cuBLASLt's step, its times, the torch backward's where it lost to them, and the
@@ -660,8 +665,7 @@ def train_text(train: dict) -> str:
         us, host = train.get(f"{prefix}us"), train.get(f"{prefix}host_us")
         parts = [f"{us:.2f} us GPU"] if isnum(us) else []
         parts += [f"{host:.2f} us host"] if isnum(host) else []
-        cost = max((v for v in (us, host) if isnum(v)), default=None)
-        return ", ".join(parts), cost
+        return ", ".join(parts), larger_time(train, f"{prefix}us", f"{prefix}host_us")
 
     what = {"torch": "torch backward", "cublaslt": "cuBLASLt GEMMs"}.get(train.get("backward"))
     if what is None:
@@ -695,13 +699,9 @@ def show_row(bucket: int, cell: dict) -> str:
         v = cell.get(name)
         return f"{v:{width}.2f}" if isnum(v) else f"{'-':>{width}}"
 
-    def cost(us, host):
-        values = [v for v in (cell.get(us), cell.get(host)) if isnum(v)]
-        return max(values) if values else None
-
     from mlpgen.emit import kernel_text
 
-    ours, eager = cost("us", "host_us"), cost("eager_us", "eager_host_us")
+    ours, eager = larger_time(cell, "us", "host_us"), larger_time(cell, "eager_us", "eager_host_us")
     speedup = f"{eager / ours:6.2f}x" if ours and eager else f"{'-':>7}"
     kernel = kernel_text(cell)
     return (
