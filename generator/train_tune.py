@@ -64,6 +64,7 @@ from mlpgen.training import (
     TrainChoice,
     TrainConfig,
     default_for,
+    fused_fits,
     one_pass_fits,
     one_pass_for,
     train_choice,
@@ -122,13 +123,14 @@ def train_space(spec: MLPSpec, bucket: int) -> TrainSpace:
     """DOMAIN's points for `bucket`: row tiles no taller than it needs, column tiles no wider
     than the widest layer needs, and splits of the weight gradient's rows of at least
     MIN_SPLIT_ROWS rows whose fp32 partials fit MAX_WORKSPACE (as default_for takes them);
-    one_pass where its registers fit the config's warps."""
+    one_pass where its registers fit the config's warps; fused where fused_fits."""
     tall = max(MIN_DOT, next_pow2(bucket))
     wide = max(MIN_DOT, next_pow2(max(spec.widths)))
     params = sum(layer.n * (layer.k + 1) for layer in train_layers(spec))
     splits = max(1, min(bucket // MIN_SPLIT_ROWS, MAX_WORKSPACE // (4 * params)))
     fit = {"block_m": tall, "block_n": wide, "block_k": wide, "split": splits}
     fit["one_pass"] = int(any(one_pass_fits(spec, w) for w in DOMAIN["num_warps"]))
+    fit["fused"] = int(fused_fits(spec))
     fields = {n: tuple(v for v in vs if v <= fit.get(n, v)) for n, vs in DOMAIN.items()}
     configs = (TrainConfig(**dict(zip(fields, p))) for p in itertools.product(*fields.values()))
     configs = (

@@ -36,6 +36,12 @@ TARGET_PROGRAMS = 132
 MIN_SPLIT_ROWS = 256  # a split of the rows smaller than this costs more to reduce than it saves
 MAX_WORKSPACE = 64 << 20  # bytes of fp32 weight-gradient partials a split may take
 FUSED_WIDTH = 128  # default_for fuses the layers of MLPs this narrow at every M
+# The fused kernels are searched only where a row's multiply-adds through every layer are at most
+# this many: a fused program carries its rows through each whole layer alone, so where a row is
+# millions of multiply-adds the tiled launches win at every M (on the 1024 -> 4096 -> 1024 spec,
+# 8.4M a row, every fused step the train search timed took 1.5x to 250x the bucket's best)
+FUSED_MAX_MACS = 1 << 21
+WIDE_LAYER = 1024  # default_for's small-M tiles are 128 columns wide from layers this wide
 
 
 @dataclass(frozen=True)
@@ -228,6 +234,12 @@ def one_pass_fits(
     return block_m * columns * ELEM_BYTES[spec.dtype] <= ONE_PASS_HELD_REGS * 4 * threads
 
 
+def fused_fits(spec: MLPSpec) -> bool:
+    """Whether the fused kernels are worth searching: a row's multiply-adds through every layer
+    within FUSED_MAX_MACS."""
+    return sum(layer.n * layer.k for layer in train_layers(spec)) <= FUSED_MAX_MACS
+
+
 def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:
     """block_n x block_k tiles of the smallest weight: the programs its gradient has per split."""
     return min(
@@ -247,14 +259,25 @@ def default_for(spec: MLPSpec, m: int) -> TrainConfig:
     if widest >= 512 and m >= 4096:
         wide_k = 64 if spec.dtype != "fp32" else 32
         cfg = TrainConfig(block_m=128, block_n=128, block_k=wide_k, num_warps=8, num_stages=3)
-    else:
+    elif widest <= FUSED_WIDTH:
         cfg = TrainConfig(
             block_m=16 if m <= 16 else 32 if m <= 64 else 64,
             block_n=min(64, width),
             block_k=min(32, width),
             num_warps=4,
             num_stages=2,
-            fused=widest <= FUSED_WIDTH,
+            fused=True,
+        )
+    else:
+        # each program streams its columns' weights over the whole reduction: 64-deep steps
+        # (fp32: 32) halve its loop, and layers of WIDE_LAYER or more take 128 columns a program
+        wide = widest >= WIDE_LAYER
+        cfg = TrainConfig(
+            block_m=16 if m <= 16 else 32 if m <= 64 else 64,
+            block_n=min(128 if wide else 64, width),
+            block_k=min(64 if spec.dtype != "fp32" else 32, width),
+            num_warps=4,
+            num_stages=3 if wide else 2,
         )
     params = sum(layer.n * (layer.k + 1) for layer in train_layers(spec))
     want = -(-TARGET_PROGRAMS // weight_tiles(spec, cfg))

@@ -33,7 +33,7 @@ from mlpgen.train_tune import (
     tuned_module,
     warm_size,
 )
-from mlpgen.training import TrainConfig, default_for, one_pass_for
+from mlpgen.training import FUSED_MAX_MACS, TrainConfig, default_for, one_pass_for
 from mlpgen.trial_log import trial_log_path
 from mlpgen.tune import NOISE, TuneOptions
 from mlpgen.verify import random_problem
@@ -126,6 +126,19 @@ def test_a_warm_up_step_launches_what_the_buckets_step_launches(m):
         assert 1 <= w <= m and w <= cfg.split * cfg.block_m
         splits = [min(cfg.split, -(-n // cfg.block_m)) for n in (w, m)]
         assert splits[0] == splits[1]
+
+
+def test_the_fused_kernels_are_searched_only_where_a_rows_work_is_small():
+    """A fused program carries its rows through whole layers alone: past FUSED_MAX_MACS a row,
+    the space holds the tiled launches only (the headline keeps both)."""
+    wide = MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16")
+    headline = MLPSpec((256, 512, 256), act="gelu", dtype="fp16")
+    assert 2 * 1024 * 4096 > FUSED_MAX_MACS >= 2 * 256 * 512
+    for bucket in (1, 1024):
+        kernels = [c for c in train_space(wide, bucket).candidates if isinstance(c, TrainConfig)]
+        assert kernels and not any(c.fused for c in kernels)
+        fused = {c.fused for c in train_space(headline, bucket).candidates[1:]}
+        assert fused == {False, True}
 
 
 def test_the_default_budget_is_a_quarter_of_the_space_within_the_train_range():

@@ -46,6 +46,18 @@ def test_default_configs_are_valid_and_split_only_large_batches():
     assert default_for(spec, 1).fused and not default_for(wide, 1).fused  # narrow MLPs fuse
 
 
+def test_small_batch_defaults_step_64_deep_and_take_wide_layers_128_columns_at_a_time():
+    """At M < 4096 a tiled program streams its columns' weights over the whole reduction:
+    64-deep steps (32 in fp32), 128 columns a program from WIDE_LAYER on."""
+    wide = MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16")
+    mid = MLPSpec((256, 512, 256), act="gelu", dtype="fp16")
+    for m in (1, 16, 64, 1024):
+        w, h = default_for(wide, m), default_for(mid, m)
+        assert (w.block_n, w.block_k, h.block_n, h.block_k) == (128, 64, 64, 64)
+        assert w.block_m == h.block_m and not (w.fused or h.fused)
+    assert default_for(MLPSpec((256, 512, 256), dtype="fp32"), 1).block_k == 32
+
+
 def test_domain_points_are_configs_and_bad_ones_are_refused():
     for name, values in DOMAIN.items():
         for v in values:
