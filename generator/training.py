@@ -38,8 +38,9 @@ MAX_WORKSPACE = 64 << 20  # bytes of fp32 weight-gradient partials a split may t
 FUSED_WIDTH = 128  # default_for fuses the layers of MLPs this narrow at every M
 # The fused kernels are searched only where a row's multiply-adds through every layer are at most
 # this many: a fused program carries its rows through each whole layer alone, so where a row is
-# millions of multiply-adds the tiled launches win at every M (on the 1024 -> 4096 -> 1024 spec,
-# 8.4M a row, every fused step the train search timed took 1.5x to 250x the bucket's best)
+# millions of multiply-adds the tiled launches win at every M (in the trial log of the shipped
+# 1024 -> 4096 -> 1024 module, 8.4M a row, every fused step timed took 1.5x to 250x its bucket's
+# best)
 FUSED_MAX_MACS = 1 << 21
 WIDE_LAYER = 1024  # default_for's small-M tiles are 128 columns wide from layers this wide
 
