@@ -667,11 +667,13 @@ def train_text(train: dict) -> str:
         parts += [f"{host:.2f} us host"] if isnum(host) else []
         return ", ".join(parts), larger_time(train, f"{prefix}us", f"{prefix}host_us")
 
+    from mlpgen.training import FLAGS
+
     what = {"torch": "torch backward", "cublaslt": "cuBLASLt GEMMs"}.get(train.get("backward"))
     if what is None:
         tiles = "x".join(str(train.get(k, "?")) for k in ("block_m", "block_n", "block_k"))
         flags = [f"split {train['split']}"] * (train.get("split", 1) > 1)
-        flags += [name for name in ("fused", "recompute", "one_pass") if train.get(name)]
+        flags += [name for name in FLAGS if train.get(name)]
         what = f"kernels {tiles}, warps {train.get('num_warps')}, stages {train.get('num_stages')}"
         what += "".join(f", {f}" for f in flags)
     ours, cost = times()

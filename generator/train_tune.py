@@ -67,6 +67,7 @@ from mlpgen.training import (
     fused_fits,
     one_pass_fits,
     one_pass_for,
+    splits_reduction,
     train_choice,
     train_layers,
 )
@@ -123,7 +124,8 @@ def train_space(spec: MLPSpec, bucket: int) -> TrainSpace:
     """DOMAIN's points for `bucket`: row tiles no taller than it needs, column tiles no wider
     than the widest layer needs, and splits of the weight gradient's rows of at least
     MIN_SPLIT_ROWS rows whose fp32 partials fit MAX_WORKSPACE (as default_for takes them);
-    one_pass where its registers fit the config's warps; fused where fused_fits."""
+    one_pass where its registers fit the config's warps; fused where fused_fits; split_k where
+    it cuts a reduction of the config's step at the bucket (splits_reduction)."""
     tall = max(MIN_DOT, next_pow2(bucket))
     wide = max(MIN_DOT, next_pow2(max(spec.widths)))
     params = sum(layer.n * (layer.k + 1) for layer in train_layers(spec))
@@ -131,12 +133,16 @@ def train_space(spec: MLPSpec, bucket: int) -> TrainSpace:
     fit = {"block_m": tall, "block_n": wide, "block_k": wide, "split": splits}
     fit["one_pass"] = int(any(one_pass_fits(spec, w) for w in DOMAIN["num_warps"]))
     fit["fused"] = int(fused_fits(spec))
+    # the fewest output tiles (the largest) are the likeliest to split
+    largest = TrainConfig(block_m=min(tall, 128), block_n=128, block_k=MIN_DOT, split_k=True)
+    fit["split_k"] = int(splits_reduction(spec, bucket, largest))
     fields = {n: tuple(v for v in vs if v <= fit.get(n, v)) for n, vs in DOMAIN.items()}
     configs = (TrainConfig(**dict(zip(fields, p))) for p in itertools.product(*fields.values()))
     configs = (
         c
         for c in configs
-        if not c.one_pass or one_pass_fits(spec, c.num_warps, c.block_m, c.recompute)
+        if (not c.one_pass or one_pass_fits(spec, c.num_warps, c.block_m, c.recompute))
+        and (not c.split_k or splits_reduction(spec, bucket, c))
     )
     lt = lt_trains(spec)
     firsts = (TORCH_BACKWARD, LT_BACKWARD) if lt else (TORCH_BACKWARD,)
@@ -208,8 +214,9 @@ class TrainCompile:
 def warm_size(m: int, cfg: TrainConfig) -> int:
     """A row count that launches `cfg`'s kernels as m rows do (the same split of the weight
     gradient; no training kernel specialises on M) but costs the GPU little: at most split x
-    block_m rows."""
-    return min(m, cfg.split * cfg.block_m)
+    block_m rows. Under split_k, m itself: which layers split depends on M (it is small
+    wherever split_k is a candidate)."""
+    return m if cfg.split_k else min(m, cfg.split * cfg.block_m)
 
 
 def warm_train_candidate(spec: MLPSpec, job: TrainCompile, path: str) -> None:
@@ -346,10 +353,12 @@ class TrainBucket:
 
 def firsts(spec: MLPSpec, bucket: int, previous: dict) -> list[TrainChoice]:
     """Measured first: the torch backward, cuBLASLt's step where it is a candidate (lt_trains),
-    default_for, its one_pass forms where the spec fits them, and this GPU's earlier train
-    winner of the bucket."""
-    out = [TORCH_BACKWARD, *[LT_BACKWARD] * lt_trains(spec), default_for(spec, bucket)]
-    out += one_pass_for(spec, bucket)
+    default_for, its split_k form where that splits a reduction, its one_pass forms where the
+    spec fits them, and this GPU's earlier train winner of the bucket."""
+    default = default_for(spec, bucket)
+    out = [TORCH_BACKWARD, *[LT_BACKWARD] * lt_trains(spec), default]
+    split = replace(default, split_k=True)
+    out += [split] * splits_reduction(spec, bucket, split) + one_pass_for(spec, bucket)
     if "train" in previous.get(bucket, {}):
         out.append(train_choice(previous[bucket]["train"]))
     return list(dict.fromkeys(out))
@@ -394,11 +403,18 @@ def step(tb: TrainBucket, rng: random.Random, progress: Progress) -> None:
             progress.update(tb.space.bucket, True, m.score, tb.target)
             break
     else:
-        left = [c for c in tb.space.candidates if c not in tb.known]
-        tb.study.enqueue_trial(tb.objective.encoding.params(rng.choice(left)))
+        enqueue_untried(tb, rng)
     prefetch = getattr(tb.objective.measure, "prefetch", None)
     if prefetch is not None and not tb.done():
-        ask_ahead(tb, prefetch)
+        ask_ahead(tb, prefetch, rng)
+
+
+def enqueue_untried(tb: TrainBucket, rng: random.Random) -> TrainChoice:
+    """Enqueue a random candidate the bucket has not measured (the sampler's proposals were
+    all repeats or infeasible)."""
+    choice = rng.choice([c for c in tb.space.candidates if c not in tb.known])
+    tb.study.enqueue_trial(tb.objective.encoding.params(choice))
+    return choice
 
 
 def answer(tb: TrainBucket, trial: optuna.Trial) -> None:
@@ -409,18 +425,21 @@ def answer(tb: TrainBucket, trial: optuna.Trial) -> None:
         tb.study.tell(trial, state=TrialState.PRUNED)
 
 
-def ask_ahead(tb: TrainBucket, prefetch) -> None:
+def ask_ahead(tb: TrainBucket, prefetch, rng: random.Random) -> None:
     """Ask the bucket's next trial that needs measuring (repeats and infeasible proposals are
-    answered at once, up to MAX_SKIPS) and hand its config to the compiler, which compiles it
-    while the other buckets measure; it is measured on the bucket's next turn."""
+    answered at once, up to MAX_SKIPS; then a random untried one) and hand its config to the
+    compiler, which compiles it while the other buckets measure; it is measured on the
+    bucket's next turn."""
     for _ in range(MAX_SKIPS):
         trial = tb.study.ask()
         choice = tb.objective.encoding.suggest(trial)
         if choice in tb.space and choice not in tb.known:
-            tb.ahead = trial
-            prefetch(tb.space.bucket, [choice])
-            return
+            break
         answer(tb, trial)
+    else:
+        choice, trial = enqueue_untried(tb, rng), tb.study.ask()
+    tb.ahead = trial
+    prefetch(tb.space.bucket, [choice])
 
 
 def search_train(

@@ -29,9 +29,11 @@ DOMAIN = {
     "fused": (0, 1),
     "recompute": (0, 1),
     "one_pass": (0, 1),
+    "split_k": (0, 1),
 }
-FLAGS = ("fused", "recompute", "one_pass")  # TrainConfig's yes/no fields (the domain's 0/1)
-# the H200's SMs: how many programs the weight-gradient launch should at least fill
+# TrainConfig's yes/no fields (the domain's 0/1)
+FLAGS = ("fused", "recompute", "one_pass", "split_k")
+# the H200's SMs: how many programs the weight-gradient launch (and a split_k layer) should fill
 TARGET_PROGRAMS = 132
 MIN_SPLIT_ROWS = 256  # a split of the rows smaller than this costs more to reduce than it saves
 MAX_WORKSPACE = 64 << 20  # bytes of fp32 weight-gradient partials a split may take
@@ -72,6 +74,12 @@ class TrainConfig:
     # recompute the kernel runs the forward of its rows first, in registers, and reads only x
     # and dL/dy. Only where every layer fits one tile (one_pass_fits)
     one_pass: bool = False
+    # the launch-per-layer forward and input gradient cut a layer's reduction into ranges where
+    # its output tiles are fewer than TARGET_PROGRAMS (reduction_split): a program per tile and
+    # range writes its fp32 partial, then a launch sums the ranges in order and applies the
+    # bias and act (forward) or act' (input gradient). At small M a wide layer has a few column
+    # tiles, each streaming its weights over the whole reduction on one SM
+    split_k: bool = False
     strategy: ClassVar[str] = "kernels"  # the tuner's name for a TrainConfig candidate
 
     def __post_init__(self) -> None:
@@ -241,6 +249,30 @@ def fused_fits(spec: MLPSpec) -> bool:
     return sum(layer.n * layer.k for layer in train_layers(spec)) <= FUSED_MAX_MACS
 
 
+def reduction_split(m: int, n: int, k: int, block_m: int, block_n: int, block_k: int) -> int:
+    """Elements of a k-long reduction one program of an [m, n] output sums under split_k: whole
+    block_k steps, as few as bring the output's tiles times the ranges to TARGET_PROGRAMS (k
+    itself where the tiles reach it alone). Ranges x m x n stays below 2 x TARGET_PROGRAMS x
+    block_m x block_n elements."""
+    tiles = -(-m // block_m) * -(-n // block_n)
+    steps = -(-k // block_k)
+    ranges = min(-(-TARGET_PROGRAMS // tiles), steps)
+    return k if ranges <= 1 else -(-steps // ranges) * block_k
+
+
+def splits_reduction(spec: MLPSpec, m: int, cfg: TrainConfig) -> bool:
+    """Whether split_k cuts any reduction of cfg's step at m rows: a layer's forward or its
+    input's gradient (the launches per layer: fused runs neither, one_pass no input gradient,
+    and with recompute no forward either)."""
+    if not cfg.split_k or cfg.fused or (cfg.one_pass and cfg.recompute):
+        return False
+    layers = train_layers(spec)
+    forward = ((layer.n, layer.k) for layer in layers)
+    dgrad = ((layer.k, layer.n) for layer in layers if not cfg.one_pass)
+    tiles = (cfg.block_m, cfg.block_n, cfg.block_k)
+    return any(reduction_split(m, n, k, *tiles) < k for n, k in (*forward, *dgrad))
+
+
 def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:
     """block_n x block_k tiles of the smallest weight: the programs its gradient has per split."""
     return min(
@@ -330,10 +362,12 @@ def render_training(spec: MLPSpec) -> str:
 def kernel_names(spec: MLPSpec) -> list[str]:
     """The @triton.jit kernels render_training(spec) defines. Both families launch the weight
     gradient (train_wgrad_fused where every layer needs its gradient, else train_wgrad a layer)
-    and train_reduce; a launch per layer adds train_forward, train_dgrad and, with an out_act,
-    train_dout; fused adds train_forward_fused and train_backward_fused; one_pass (where a spec
-    fits it with some num_warps) train_backward_one_pass."""
+    and train_reduce; a launch per layer adds train_forward, train_dgrad (under split_k their
+    _partial and _sum kernels) and, with an out_act, train_dout; fused adds train_forward_fused
+    and train_backward_fused; one_pass (where a spec fits it with some num_warps)
+    train_backward_one_pass."""
     names = ["train_wgrad", "train_wgrad_fused", "train_reduce", "train_forward", "train_dgrad"]
+    names += [f"train_{k}_{part}" for k in ("forward", "dgrad") for part in ("partial", "sum")]
     names += ["train_dout"] * (spec.out_act != "none")
     one_pass = ["train_backward_one_pass", "train_backward_one_pass_recompute"]
     names += one_pass * one_pass_fits(spec, max(DOMAIN["num_warps"]))

@@ -870,7 +870,7 @@ TRAIN_STEPS += [(37, "x"), (37, "dy"), (37, "params")]
 
 
 @pytest.mark.interpret
-@pytest.mark.parametrize("fused", [False, True], ids=["layers", "fused"])
+@pytest.mark.parametrize("layout", ["layers", "fused", "split_k"])
 @pytest.mark.parametrize(
     "spec",
     [
@@ -880,7 +880,7 @@ TRAIN_STEPS += [(37, "x"), (37, "dy"), (37, "params")]
     ids=lambda s: s.name,
 )
 def test_direct_training_launches_run_the_binary_triton_would_pick(
-    load_generated, monkeypatch, spec, fused
+    load_generated, monkeypatch, spec, layout
 ):
     """Training steps on a GPU launch through the runtime, directly after a cache key's first
     launch (key: the kernel and its constexprs, device, warps, stages, alignment of the
@@ -901,7 +901,8 @@ def test_direct_training_launches_run_the_binary_triton_would_pick(
     kernels = {n: TrainKernel(getattr(training.kernels, n)) for n in kernel_names(spec)}
     for name, kernel in kernels.items():
         monkeypatch.setattr(training.kernels, name, kernel)
-    cfg = TrainConfig(**TRAIN_TILES, split=16, fused=fused).to_dict()
+    fused, split_k = layout == "fused", layout == "split_k"
+    cfg = TrainConfig(**TRAIN_TILES, split=16, fused=fused, split_k=split_k).to_dict()
     launch = training.launcher(CUDA_X, cfg)
     model = mod.FusedMLP.from_module(
         sequential(spec.widths, spec.act, spec.out_act, spec.bias).half()
@@ -926,12 +927,17 @@ def test_direct_training_launches_run_the_binary_triton_would_pick(
         which = [0] + [1 + j for j, g in enumerate(grads) if g is not None]
         check_grads(spec, [dx] + [g for g in grads if g is not None], model, x, dy, which)
         if i == 4:  # the aligned steps: one binary a layer's forward, whatever M
-            forward = kernels["train_forward_fused" if fused else "train_forward"]
-            assert forward.compiled == (1 if fused else 2)
+            forward = {"layers": "train_forward", "split_k": "train_forward_partial"}
+            assert kernels[forward.get(layout, "train_forward_fused")].compiled == 1 + (not fused)
     launched = {name for name, kernel in kernels.items() if kernel.compiled}
     layers = {"train_forward", "train_dgrad", "train_wgrad"} | {"train_dout"} & set(kernels)
+    # split_k: every layer's forward and dx split their reductions of 2 and 3 steps (the
+    # top layer's input gradient sums 7: one step)
+    split = {f"train_{k}_{p}" for k in ("forward", "dgrad") for p in ("partial", "sum")}
+    split |= {"train_dgrad", "train_wgrad"} | {"train_dout"} & set(kernels)
     fused_names = {"train_forward_fused", "train_backward_fused", "train_wgrad_fused"}
-    assert launched == (fused_names if fused else layers) | {"train_reduce"}
+    expect = {"layers": layers, "fused": fused_names, "split_k": split}[layout]
+    assert launched == expect | {"train_reduce"}
     assert all(kernels[name].direct for name in launched)
 
 

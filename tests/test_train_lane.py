@@ -20,6 +20,8 @@ from mlpgen.training import TrainConfig
 TILES = dict(block_m=16, block_n=16, block_k=16, num_warps=4, num_stages=1)
 CONFIGS = {
     "layered": TrainConfig(**TILES),
+    "split_k": TrainConfig(**TILES, split_k=True),  # a forward workspace, a backward one
+    "split_k-recompute": TrainConfig(**TILES, split_k=True, recompute=True),  # the backward's
     "fused-split": TrainConfig(**TILES, fused=True, split=2),
     "one_pass": TrainConfig(**TILES, one_pass=True, split=2),
     "recompute": TrainConfig(**TILES, fused=True, recompute=True),
@@ -88,7 +90,8 @@ def test_a_recorded_step_replays_to_the_python_lanes_outputs(load_generated, nam
     assert prog.saves_y == (not cfg.get("recompute"))  # tanh' reads y: saved unless recomputed
     assert (prog.forward == []) == prog.by_inference
     saved = [b for b in prog.buffers if not b[1]]
-    assert len(saved) == (0 if prog.by_inference else 2 + 2)  # H0, H1 and gelu's Z0, Z1
+    # H0, H1 and gelu's Z0, Z1 (and split_k's workspace: layer 1 sums 19 in two steps)
+    assert len(saved) == (0 if prog.by_inference else 2 + 2 + bool(cfg.get("split_k")))
     roles = {r for _, _, bound, _ in prog.forward + prog.backward for r, _ in bound}
     assert (DX in roles) == need_x and {GY, FLAT} <= roles
     # fresh inputs of the same shapes: the program holds no address of the recorded step
@@ -133,6 +136,23 @@ def test_refusals_and_a_buffer_at_a_reused_address(load_generated):
     grown = [(ptr, whole, nbytes + 4096, dtype) if a == args[at[1]] else a for a in args]
     rec.backward.append((kernel, grid, grown, caller))
     assert train_lane.program(rec).buffers[j][0] == nbytes + 4096
+    # the forward's workspace is free by the backward: a backward tensor at its address (here
+    # dL/dy) takes its own role, the forward keeps its buffer
+    rec, *_ = recorded_step(mod, CONFIGS["split_k"].to_dict(), True)
+
+    def named(launches, kernel):
+        return next(r for r in launches if r[0][0].fn.__name__ == kernel)
+
+    gy = rec.tensors["gy"]
+    moved = (named(rec.forward, "train_forward_partial")[2][2][0], *gy[1:])
+    rec.tensors["gy"] = moved
+    rec.backward = [
+        (k, g, [moved if a == gy else a for a in args], c) for k, g, args, c in rec.backward
+    ]
+    prog = train_lane.program(rec)
+    workspace = named(prog.forward, "train_forward_partial")[2][2][0]
+    assert workspace <= BUFFER and not prog.buffers[BUFFER - workspace][1]
+    assert GY in {r for _, _, bound, _ in prog.backward for r, _ in bound}
 
 
 @pytest.mark.interpret

@@ -24,6 +24,7 @@ from mlpgen.train_bench import TrainModels
 from mlpgen.train_tune import (
     TORCH_BACKWARD,
     TRAIN_BUDGET,
+    firsts,
     measure_train_candidate,
     search_train,
     train_choice,
@@ -33,7 +34,14 @@ from mlpgen.train_tune import (
     tuned_module,
     warm_size,
 )
-from mlpgen.training import FUSED_MAX_MACS, TrainConfig, default_for, one_pass_for
+from mlpgen.training import (
+    FUSED_MAX_MACS,
+    TrainConfig,
+    default_for,
+    one_pass_for,
+    reduction_split,
+    splits_reduction,
+)
 from mlpgen.trial_log import trial_log_path
 from mlpgen.tune import NOISE, TuneOptions
 from mlpgen.verify import random_problem
@@ -120,12 +128,18 @@ def test_each_kernel_config_is_handed_to_the_compiler_before_it_is_measured():
 @pytest.mark.parametrize("m", [1, 16, 17, 1000, 1024, 20000, 262144, 262157])
 def test_a_warm_up_step_launches_what_the_buckets_step_launches(m):
     """warm_size keeps the weight gradient's split (the training kernels specialise on no
-    integer: tests/test_runtime.py), with at most split x block_m rows."""
-    for cfg in train_space(SPEC, 262144).candidates[1::37]:
+    integer: tests/test_runtime.py), with at most split x block_m rows, and under split_k the
+    layers whose reductions split."""
+    split_k = [c for c in train_space(SPEC, 1024).candidates[1:] if c.split_k]
+    assert split_k
+    for cfg in [*train_space(SPEC, 262144).candidates[1::37], *split_k[::37]]:
         w = warm_size(m, cfg)
-        assert 1 <= w <= m and w <= cfg.split * cfg.block_m
+        assert 1 <= w <= m and (cfg.split_k or w <= cfg.split * cfg.block_m)
         splits = [min(cfg.split, -(-n // cfg.block_m)) for n in (w, m)]
         assert splits[0] == splits[1]
+        # which reductions split_k cuts depends on M: the warm-up takes M itself
+        cut = [reduction_split(r, 64, 64, cfg.block_m, cfg.block_n, cfg.block_k) for r in (w, m)]
+        assert not cfg.split_k or cut[0] == cut[1]
 
 
 def test_the_fused_kernels_are_searched_only_where_a_rows_work_is_small():
@@ -141,6 +155,21 @@ def test_the_fused_kernels_are_searched_only_where_a_rows_work_is_small():
     for bucket in (1, 1024):
         assert kernels(wide, bucket) and not any(c.fused for c in kernels(wide, bucket))
         assert {c.fused for c in kernels(headline, bucket)} == {False, True}
+
+
+def test_split_k_is_searched_and_measured_first_where_it_cuts_a_reduction():
+    """split_k's candidates are the configs whose step it changes at the bucket; default_for's
+    split form is measured first where that is one of them."""
+    wide = MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16")
+    for bucket in (1, 64, 16384):
+        kernels = [c for c in train_space(wide, bucket).candidates if isinstance(c, TrainConfig)]
+        split = [c for c in kernels if c.split_k]
+        assert all(splits_reduction(wide, bucket, c) for c in split)
+        assert bool(split) == (bucket < 16384)  # 16384 rows: every launch fills the GPU
+        assert {*split, default_for(wide, bucket)} & set(firsts(wide, bucket, {})) == {
+            *[dataclasses.replace(default_for(wide, bucket), split_k=True)] * bool(split),
+            default_for(wide, bucket),
+        }
 
 
 def test_the_default_budget_is_a_quarter_of_the_space_within_the_train_range():

@@ -7,6 +7,8 @@ least once, M not a multiple of the tile, rows split for the weight gradient), a
 
 import ast
 import contextlib
+import dataclasses
+import itertools
 
 import pytest
 import torch
@@ -21,11 +23,14 @@ from mlpgen.train_bench import check_grad, eager_precision
 from mlpgen.training import (
     DOMAIN,
     MAX_WORKSPACE,
+    TARGET_PROGRAMS,
     TrainConfig,
     default_for,
     grad_inputs,
     kernel_names,
     one_pass_fits,
+    reduction_split,
+    splits_reduction,
 )
 from mlpgen.verify import poisoned_allocations
 
@@ -56,6 +61,33 @@ def test_small_batch_defaults_step_64_deep_and_take_wide_layers_128_columns_at_a
         assert (w.block_n, w.block_k, h.block_n, h.block_k) == (128, 64, 64, 64)
         assert w.block_m == h.block_m and not (w.fused or h.fused)
     assert default_for(MLPSpec((256, 512, 256), dtype="fp32"), 1).block_k == 32
+
+
+def test_split_k_cuts_a_reduction_into_whole_steps_until_the_tiles_fill_the_gpu():
+    sizes = (1, 37, 256, 4096), (7, 128, 1024, 4096), (16, 100, 1024, 4096)
+    for m, n, k, bm, bn, bk in itertools.product(*sizes, (16, 64), (32, 128), (16, 64)):
+        tiles, steps = -(-m // bm) * -(-n // bn), -(-k // bk)
+        per = reduction_split(m, n, k, bm, bn, bk)
+        ranges = -(-k // per)
+        assert per == k or per % bk == 0
+        if tiles >= TARGET_PROGRAMS or steps == 1:
+            assert per == k
+            continue
+        want = min(-(-TARGET_PROGRAMS // tiles), steps)
+        assert want / 2 < ranges <= want  # whole steps a range: near the count asked for
+        assert ranges * m * n <= 2 * TARGET_PROGRAMS * bm * bn  # the workspace stays small
+    # the 1024 -> 4096 -> 1024 spec at one row: 8 column tiles of its 4096-deep layer
+    assert reduction_split(1, 1024, 4096, 16, 128, 64) == 256  # 16 ranges: 128 programs
+
+
+def test_split_k_splits_only_the_launches_per_layer_and_only_where_tiles_are_few():
+    wide = MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16")
+    on = dataclasses.replace(default_for(wide, 1), split_k=True)
+    assert splits_reduction(wide, 1, on) and not splits_reduction(wide, 1, default_for(wide, 1))
+    for kind in ({"fused": True}, {"one_pass": True, "recompute": True}):
+        assert not splits_reduction(wide, 1, dataclasses.replace(on, **kind))
+    big = dataclasses.replace(default_for(wide, 16384), split_k=True)  # 128 x 128 tiles
+    assert not splits_reduction(wide, 16384, big)  # 1024 columns: 128 x 8 tiles already
 
 
 def test_domain_points_are_configs_and_bad_ones_are_refused():
@@ -101,13 +133,16 @@ from mlpgen.runtime.train import load_kernels
 from mlpgen.spec import MLPSpec
 widths = tuple(int(w) for w in sys.argv[1].split(","))
 k = load_kernels(MLPSpec(widths, act="gelu", dtype="bf16"))
-for name in ("train_forward", "train_dgrad", "train_wgrad"):
+for name in ("train_forward", "train_dgrad", "train_wgrad", "train_forward_partial",
+             "train_dgrad_partial"):
     fn = getattr(k, name)
     for kk, n in zip(widths[:-1], widths[1:]):
-        # the runtime arguments, then K, N, (train_wgrad: dW's and db's offsets), a flag, tiles
+        # the runtime arguments, then K, N, (train_wgrad: dW's and db's offsets), a flag (none
+        # in a partial), tiles
         values = (kk, n, *((0, n * kk) if name == "train_wgrad" else ()), False, 128, 128, 64)
+        values = values[:2] + values[3:] if name.endswith("_partial") else values
         names = fn.arg_names[: -len(values)]
-        sig = {a: "*bf16" if "_ptr" in a else "i32" for a in names}
+        sig = {a: "*fp32" if a == "ws_ptr" else "*bf16" if "_ptr" in a else "i32" for a in names}
         sig |= {c: "constexpr" for c in fn.arg_names[-len(values) :]}
         constants = {(len(names) + i,): v for i, v in enumerate(values)}
         aligned = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(names) if "_ptr" in a}
@@ -120,10 +155,11 @@ for name in ("train_forward", "train_dgrad", "train_wgrad"):
 
 
 def test_training_kernels_compile_for_hopper_and_pipeline():
-    """Triton's own compiler (the interpreter runs them as Python): each layer-wise kernel, with
-    a reduction its 64-wide step divides and one it does not (100 and 200: the constexpr test
-    that masks a reduction's tail), becomes wgmma on sm_90 with its loads as asynchronous
-    copies into three stages of shared memory (two 128 x 64 tiles of 2 bytes a stage)."""
+    """Triton's own compiler (the interpreter runs them as Python): each layer-wise kernel and
+    split_k's partials (their reduction's range a runtime bound), with a reduction its 64-wide
+    step divides and one it does not (100 and 200: the constexpr test that masks a reduction's
+    tail), becomes wgmma on sm_90 with its loads as asynchronous copies into three stages of
+    shared memory (two 128 x 64 tiles of 2 bytes a stage)."""
     import json
     import os
     import subprocess
@@ -136,7 +172,7 @@ def test_training_kernels_compile_for_hopper_and_pipeline():
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = [json.loads(line) for line in proc.stdout.strip().splitlines()]
-    assert len(got) == 6
+    assert len(got) == 10
     for g in got:
         assert g["wgmma"] and g["async_copies"], g
         assert g["shared"] >= 3 * 32768, g
@@ -193,6 +229,19 @@ TRAIN_CASES = [
         MLPSpec((9, 17, 6), act="tanh", out_act="gelu_tanh", dtype="fp32"),
         21,
         TrainConfig(**TILES, split=2, fused=False),
+    ),
+    # split_k: every layer's forward and input gradient summed over ranges of its reduction
+    # (70 = 16 + 16 + 16 + 16 + 6: a masked tail), act' of a saved Z, out_act' of y
+    (
+        MLPSpec((40, 70, 50, 9), act="gelu", out_act="tanh", dtype="fp16"),
+        37,
+        TrainConfig(**TILES, split_k=True),
+    ),
+    # and with recompute: the backward's forward split as well (its workspace the backward's)
+    (
+        MLPSpec((40, 70, 50, 9), act="relu", dtype="fp32"),
+        37,
+        TrainConfig(**TILES, split=2, split_k=True, recompute=True),
     ),
     # the inference kernel forward, the training forward run again by the backward (out_act'
     # reads y: the recomputed y)
@@ -305,6 +354,9 @@ def test_kernel_gradients_match_eager(load_generated, monkeypatch, spec, m, cfg)
     assert len(ran) == 2 and ran[0] is ran[1]  # both through the kernels, with one config
     one_pass, recompute = ran[0].get("one_pass", False), ran[0].get("recompute", False)
     forward = "train_forward_fused" if ran[0].get("fused") else "train_forward"
+    if ran[0].get("split_k"):
+        forward = "train_forward_partial"
+        assert {"train_forward_sum", "train_dgrad_partial", "train_dgrad_sum"} <= set(launched)
     backward = "train_wgrad_fused"
     if one_pass:
         backward = "train_backward_one_pass_recompute" if recompute else "train_backward_one_pass"
@@ -560,6 +612,28 @@ def test_gpu_one_pass_gradients_match_eager(load_generated, monkeypatch, spec, w
     cfg = TrainConfig(
         block_m=64, num_warps=warps, split=128, one_pass=True, recompute=recompute, fused=True
     )
+    monkeypatch.setattr(train.training_of(mod), "default", {1: cfg.to_dict()})
+    monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
+    fused, x, dy, got = train_step(mod, spec, m, "cuda")
+    check_grads(spec, got, fused, x, dy)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    "spec",
+    [
+        MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16"),
+        MLPSpec((100, 300, 77), act="silu", out_act="sigmoid", dtype="fp16"),  # masked tails
+    ],
+    ids=lambda s: s.name,
+)
+@pytest.mark.parametrize("m", [1, 37, 1000])
+def test_gpu_split_k_gradients_match_eager(load_generated, monkeypatch, spec, m):
+    """split_k on the GPU (default_for's tiles, every layer's forward and input gradient that
+    has fewer tiles than SMs summed over ranges of its reduction) against fp32 gradients."""
+    mod, _ = load_generated(spec)
+    cfg = dataclasses.replace(default_for(spec, m), split_k=True)
+    assert splits_reduction(spec, m, cfg)
     monkeypatch.setattr(train.training_of(mod), "default", {1: cfg.to_dict()})
     monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
     fused, x, dy, got = train_step(mod, spec, m, "cuda")

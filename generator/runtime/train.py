@@ -34,6 +34,7 @@ from mlpgen.training import (
     default_for,
     grad_inputs,
     one_pass_layers,
+    reduction_split,
     render_training,
 )
 
@@ -419,12 +420,20 @@ class Training:
                 (k.train_forward_fused, (bm, bn, bk)), grid, [x, *params, *outs, m], 1 + len(params)
             )
             return hs[-1], hs[:-1], zs
+        per, ws = self.split_k(x, cfg, dgrad=False)
         for i, (src, w, b, z, h) in enumerate(zip([x, *hs], weights, biases, zs, hs)):
-            kk, n = widths[i], widths[i + 1]
+            kk, n, last = widths[i], widths[i + 1], i == self.layers - 1
             grid = (_cdiv(m, bm) * _cdiv(n, bn), 1)
             bias = [b] if self.bias else []
             z = h if z is None else z  # h: an unused placeholder
-            tiles = (kk, n, i == self.layers - 1, bm, bn, bk)
+            if ws is not None and per[i] < kk:  # split_k: the ranges' partials, then their sum
+                ranges = _cdiv(kk, per[i])
+                partial = (k.train_forward_partial, (kk, n, bm, bn, bk))
+                launch(partial, (grid[0], ranges), [src, w, ws, m, per[i] // bk], 2)
+                args = [*bias, ws, z, h, m, ranges]
+                launch((k.train_forward_sum, (n, last, bm, bn)), grid, args, self.bias)
+                continue
+            tiles = (kk, n, last, bm, bn, bk)
             launch((k.train_forward, tiles), grid, [src, w, *bias, z, h, m], 2 + self.bias)
         return hs[-1], hs[:-1], zs
 
@@ -457,13 +466,22 @@ class Training:
             if saved[-1] is not None:
                 grid = (_cdiv(m, bm), _cdiv(widths[-1], bn))
                 launch((k.train_dout, (widths[-1], bm, bn)), grid, [gy, saved[-1], dzs[-1], m], 1)
+            per, ws = self.split_k(x, cfg, dgrad=True)
             for i in reversed(range(layers)):  # dH_{l-1}, times act' of the layer below
                 dh = dzs[i - 1] if i > 0 else dx
                 if dh is None:
                     continue
                 s = saved[i - 1] if i > 0 else None
-                grid = (_cdiv(m, bm) * _cdiv(widths[i], bn), 1)
-                kernel = (k.train_dgrad, (widths[i], widths[i + 1], s is not None, bm, bn, bk))
+                kk, n = widths[i], widths[i + 1]
+                grid = (_cdiv(m, bm) * _cdiv(kk, bn), 1)
+                if ws is not None and per[i] < n:  # split_k: the ranges' partials, then their sum
+                    ranges = _cdiv(n, per[i])
+                    partial = (k.train_dgrad_partial, (kk, n, bm, bn, bk))
+                    launch(partial, (grid[0], ranges), [dzs[i], weights[i], ws, m, per[i] // bk], 2)
+                    kernel = (k.train_dgrad_sum, (kk, s is not None, bm, bn))
+                    launch(kernel, grid, [ws, dh if s is None else s, dh, m, ranges], 0)
+                    continue
+                kernel = (k.train_dgrad, (kk, n, s is not None, bm, bn, bk))
                 launch(kernel, grid, [dzs[i], weights[i], dh if s is None else s, dh, m], 2)
         splits = max(1, min(cfg["split"], _cdiv(size_hint(m), bm)))
         rows = _cdiv(_cdiv(m, splits), bm) * bm  # a split's rows: whole row tiles
@@ -486,6 +504,21 @@ class Training:
         if partial:
             self.reduce(target, flat, launch)
         return dx, flat
+
+    def split_k(self, x, cfg, dgrad: bool) -> tuple[list[int] | None, torch.Tensor | None]:
+        """(per layer, the elements of its reduction a program sums; the fp32 workspace of
+        every split layer's partials) for a pass of the launches per layer: the forward, or
+        with dgrad the input gradients. (None, None) where cfg has no split_k or no layer
+        splits (reduction_split)."""
+        if not cfg.get("split_k"):
+            return None, None
+        m, tiles = size_hint(x.shape[0]), (cfg["block_m"], cfg["block_n"], cfg["block_k"])
+        cuts = [(n, k) if dgrad else (k, n) for k, n in zip(self.widths, self.widths[1:])]
+        per = [reduction_split(m, out, k, *tiles) for k, out in cuts]
+        planes = [_cdiv(k, p) * out for (k, out), p in zip(cuts, per) if p < k]
+        if not planes:
+            return None, None
+        return per, x.new_empty((x.shape[0] * max(planes),), dtype=torch.float32)
 
     def reduce(self, partials, flat, launch) -> None:
         """flat = the rows of the fp32 partials [rows, params] summed in row order."""

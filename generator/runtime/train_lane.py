@@ -5,11 +5,12 @@ between a call and its kernels).
 
 A Recording collects the (kernel, grid, args) of one step's forward and backward; `program`
 names each tensor argument by its role: x, y, dL/dy, dx, the flat parameter gradient, a
-parameter, or a buffer the step allocated (its bytes, and whether the forward allocates it and
-the backward reads it, or the backward allocates it); integers stay as recorded (M and the row
-split are fixed for M). `register` adds the program's compiled kernels to the extension. A step
-whose forward is the module's inference lane (a recomputing config) records the backward only
-and names that lane. The lane is on unless MLPGEN_NATIVE_TRAIN=0."""
+parameter, or a buffer the step allocated (its bytes, and whether the forward allocates it, the
+autograd node keeping it for the backward, or the backward does); integers stay as recorded (M,
+the row split and split_k's ranges are fixed for M). `register` adds the program's compiled
+kernels to the extension. A step whose forward is the module's inference lane (a recomputing
+config) records the backward only and names that lane. The lane is on unless
+MLPGEN_NATIVE_TRAIN=0."""
 
 from __future__ import annotations
 
@@ -112,12 +113,8 @@ def program(rec: Recording) -> Program | None:
             saves_y = True
         elif s[0] not in roles and not buffer(s, False):
             return None
-    if not name(t["gy"], GY) or not name(t["flat"], FLAT):
-        return None
-    if t["dx"] is not None and not name(t["dx"], DX):
-        return None
 
-    def bind(launches, allocate: bool):
+    def bind(launches, in_backward: bool):
         out = []
         for kernel, grid, args, caller in launches:
             bound = []
@@ -125,18 +122,29 @@ def program(rec: Recording) -> Program | None:
                 if not isinstance(a, tuple):  # an integer
                     bound.append((FIXED, a))
                     continue
-                if a[0] not in roles and not (allocate and buffer(a, True)):
-                    return None  # the forward's tensors are all named by now
+                # a tensor of no role yet: a buffer of this pass (the forward's workspace is
+                # allocated, and kept, as the saved ones are)
+                if a[0] not in roles and not buffer(a, in_backward):
+                    return None
                 role = roles[a[0]]
-                if role <= BUFFER and buffers[BUFFER - role][1]:  # memory a freed one had
-                    nbytes, in_backward, dtype = buffers[BUFFER - role]
-                    buffers[BUFFER - role] = (max(nbytes, a[2]), in_backward, dtype)
+                if role <= BUFFER:  # memory a freed one had may hold a larger tensor later
+                    nbytes, kind, dtype = buffers[BUFFER - role]
+                    buffers[BUFFER - role] = (max(nbytes, a[2]), kind, dtype)
                 bound.append((role, 0))
             out.append((kernel, grid, bound, caller))
         return out
 
-    forward = bind(rec.forward, allocate=False)
-    backward = bind(rec.backward, allocate=True)
+    saved = set(roles)
+    forward = bind(rec.forward, in_backward=False)
+    # the forward's workspace is free once it returns: the backward's tensors may take its
+    # memory (the lane keeps it, so they are given roles of their own)
+    for ptr in set(roles) - saved:
+        del roles[ptr]
+    if not name(t["gy"], GY) or not name(t["flat"], FLAT):
+        return None
+    if t["dx"] is not None and not name(t["dx"], DX):
+        return None
+    backward = bind(rec.backward, in_backward=True)
     if forward is None or backward is None or (rec.by_inference and forward):
         return None
     return Program(forward, backward, buffers, saves_y, rec.by_inference)
