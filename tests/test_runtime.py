@@ -177,20 +177,22 @@ def test_a_training_call_skips_the_general_paths_checks_once_its_parameters_pass
     laned, monkeypatch
 ):
     """A call that autograd differentiates goes from the lean call straight to the module's
-    Training (Training.run), without the general path's checks; parameters that do not fit,
-    and out=, still reach the general path, which says what is wrong."""
+    Training (its native lane asked once, then Training.python_step), without the general
+    path's checks; parameters that do not fit, and out=, still reach the general path, which
+    says what is wrong."""
     mod, fused, fake = laned
-    checked, ran = [], []
+    checked, ran, asked = [], [], []
     check = mod._check
     monkeypatch.setattr(mod, "_check", lambda *a: checked.append(1) or check(*a))
     training = mod._mlpgen("mlpgen.runtime.train")
-    run = training.run
-    spy = lambda x, params: ran.append(len(params)) or run(x, params)  # noqa: E731
-    monkeypatch.setattr(training, "run", spy)
+    step, native = training.python_step, training.native_step
+    spy = lambda x, params: ran.append(len(params)) or step(x, params)  # noqa: E731
+    monkeypatch.setattr(training, "python_step", spy)
+    monkeypatch.setattr(training, "native_step", lambda *a: asked.append(1) or native(*a))
     x = torch.randn(M, 20)
     for _ in range(2):
         y = fused(x)
-    assert ran == [4, 4] and checked == [] and fake.calls == []
+    assert ran == [4, 4] and asked == [1, 1] and checked == [] and fake.calls == []
     y.sum().backward()
     seq = fused.to_module()
     seq(x).sum().backward()

@@ -187,12 +187,14 @@ class Training:
 
     def run(self, x, params) -> torch.Tensor:
         """apply's y from the flat parameter list (w0, [b0,] w1, ...): by the native training
-        lane where it holds this call's step, else by config(M); cuBLASLt's step only where
-        every tensor is aligned as it needs and each of its GEMMs planned (lt_planned), else
-        the torch path."""
+        lane where it holds this call's step, else by python_step."""
         y = self.native_step(x, params)
-        if y is not None:
-            return y
+        return self.python_step(x, params) if y is None else y
+
+    def python_step(self, x, params) -> torch.Tensor:
+        """run's y where the native lane declined the call: by config(M); cuBLASLt's step only
+        where every tensor is aligned as it needs and each of its GEMMs planned (lt_planned),
+        else the torch path."""
         cfg = self.config(x.shape[0], x)
         if self.graph_cells and (x.get_device(), x.shape[0]) not in self.graph_warm:
             self.warm_graph_step(x, params)
