@@ -237,6 +237,13 @@ TRAIN_CASES = [
         37,
         TrainConfig(**TILES, split_k=True),
     ),
+    # ranges of several steps, the last one shorter: 100 = 32 + 32 + 32 + 4 (33 tiles: 4 ranges
+    # asked), dx's 176 = 5 x 32 + 16
+    (
+        MLPSpec((100, 176, 9), act="silu", dtype="fp16"),
+        37,
+        TrainConfig(**TILES, split_k=True),
+    ),
     # and with recompute: the backward's forward split as well (its workspace the backward's)
     (
         MLPSpec((40, 70, 50, 9), act="relu", dtype="fp32"),
