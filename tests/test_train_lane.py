@@ -13,7 +13,18 @@ from test_autograd import sequential
 from test_native import fresh, needs_compiler  # noqa: F401 (a fixture)
 
 from mlpgen.runtime import native, train, train_lane
-from mlpgen.runtime.train_lane import BUFFER, DX, FIXED, FLAT, GY, X, Y
+from mlpgen.runtime.train_lane import (
+    BUFFER,
+    DX,
+    FIXED,
+    FLAT,
+    GY,
+    IN_BACKWARD,
+    SAVED,
+    SCRATCH,
+    X,
+    Y,
+)
 from mlpgen.spec import MLPSpec
 from mlpgen.training import TrainConfig
 
@@ -53,7 +64,8 @@ def recorded_step(mod, cfg, need_x, m=37):
 def replay(mod, prog, cfg, x, params, gy):
     """(y, dx, flat) of a program run on these tensors as native_lane.cpp runs it: y and the
     forward's buffers allocated, the forward's launches (or the module's inference forward),
-    then dx, the flat gradient and the backward's buffers, the backward's launches."""
+    its scratch buffers then dropped (NaN), then dx, the flat gradient and the backward's
+    buffers, the backward's launches."""
     training = train.training_of(mod)
     m = x.shape[0]
     y = torch.full((m, SPEC.widths[-1]), float("nan"))
@@ -62,9 +74,9 @@ def replay(mod, prog, cfg, x, params, gy):
     roles[DX] = torch.full_like(x, float("nan"))
     launch = training.launcher(x, cfg)
 
-    def run(launches, in_backward):
-        for j, (nbytes, backward, dtype) in enumerate(prog.buffers):
-            if backward == in_backward:
+    def run(launches, kinds):
+        for j, (nbytes, kind, dtype) in enumerate(prog.buffers):
+            if kind in kinds:
                 size = (nbytes // dtype.itemsize,)
                 roles[BUFFER - j] = torch.full(size, float("nan"), dtype=dtype)
         for kernel, grid, bound, caller in launches:
@@ -73,8 +85,9 @@ def replay(mod, prog, cfg, x, params, gy):
     with torch.no_grad():
         if prog.by_inference:
             y.copy_(mod.mlp(x, *training.ns["_split"](params)))
-        run(prog.forward, False)
-        run(prog.backward, True)
+        run(prog.forward, (SAVED, SCRATCH))
+        run([], (SCRATCH,))  # the forward's own buffers: dropped, their memory another's
+        run(prog.backward, (IN_BACKWARD,))
     return y, roles[DX], roles[FLAT]
 
 
@@ -89,9 +102,10 @@ def test_a_recorded_step_replays_to_the_python_lanes_outputs(load_generated, nam
     assert prog is not None and prog.by_inference == bool(cfg.get("recompute"))
     assert prog.saves_y == (not cfg.get("recompute"))  # tanh' reads y: saved unless recomputed
     assert (prog.forward == []) == prog.by_inference
-    saved = [b for b in prog.buffers if not b[1]]
-    # H0, H1 and gelu's Z0, Z1 (and split_k's workspace: layer 1 sums 19 in two steps)
-    assert len(saved) == (0 if prog.by_inference else 2 + 2 + bool(cfg.get("split_k")))
+    kinds = [b[1] for b in prog.buffers]
+    assert kinds.count(SAVED) == (0 if prog.by_inference else 2 + 2)  # H0, H1, gelu's Z0, Z1
+    # split_k's forward workspace (layer 1 sums 19 in two steps): the forward's own
+    assert kinds.count(SCRATCH) == (bool(cfg.get("split_k")) and not prog.by_inference)
     roles = {r for _, _, bound, _ in prog.forward + prog.backward for r, _ in bound}
     assert (DX in roles) == need_x and {GY, FLAT} <= roles
     # fresh inputs of the same shapes: the program holds no address of the recorded step
@@ -126,7 +140,7 @@ def test_refusals_and_a_buffer_at_a_reused_address(load_generated):
     # a later backward tensor at the address of a freed one: one buffer, the larger size
     rec, *_ = recorded_step(mod, cfg, True)
     prog = train_lane.program(rec)
-    j = next(j for j, b in enumerate(prog.buffers) if b[1])  # one the backward allocates
+    j = next(j for j, b in enumerate(prog.buffers) if b[1] == IN_BACKWARD)  # the backward's
     at = next(
         (i, k) for i, (_, _, bound, _) in enumerate(prog.backward)
         for k, (role, _) in enumerate(bound) if role == BUFFER - j
@@ -151,7 +165,7 @@ def test_refusals_and_a_buffer_at_a_reused_address(load_generated):
     ]
     prog = train_lane.program(rec)
     workspace = named(prog.forward, "train_forward_partial")[2][2][0]
-    assert workspace <= BUFFER and not prog.buffers[BUFFER - workspace][1]
+    assert workspace <= BUFFER and prog.buffers[BUFFER - workspace][1] == SCRATCH
     assert GY in {r for _, _, bound, _ in prog.backward for r, _ in bound}
 
 
@@ -176,19 +190,21 @@ def test_the_extension_keeps_training_lanes_and_declines_other_calls(fresh):  # 
     state = lane.state(torch.empty(0), 8, 5, numels, rows, False)
     launch = (0, 3, 1, 4, 0, 1, False, False, [X, BUFFER, 0, -1], [0, 0, 0, 7])
     backward = (0, 2, 1, 4, 0, 1, False, False, [GY, DX, FLAT, BUFFER - 1, 2], [0] * 5)
-    lane.train_add(state, 0, 7, True, False, True, [launch], [backward], [(64, False), (32, True)])
-    lane.train_add(state, 0, 7, False, True, False, [], [backward], [(64, False), (32, True)])
-    lane.train_add(state, 0, 7, True, False, True, [launch, launch], [], [(64, False)])  # replaces
+    buffers = [(64, SAVED), (32, IN_BACKWARD)]
+    lane.train_add(state, 0, 7, True, False, True, [launch], [backward], buffers)
+    lane.train_add(state, 0, 7, False, True, False, [], [backward], buffers)
+    lane.train_add(state, 0, 7, True, False, True, [launch, launch], [], [(64, SAVED)])  # replaces
     assert lane.train_lanes(state) == [(0, 7, True, 2, 0), (0, 7, False, 0, 1)]
     with pytest.raises(ValueError, match="names no argument"):  # buffer 1 of one
-        lane.train_add(state, 0, 7, True, False, True, [], [backward], [(64, False)])
+        lane.train_add(state, 0, 7, True, False, True, [], [backward], [(64, SAVED)])
     with pytest.raises(ValueError, match="names no argument"):  # a parameter past the last
         bad = (0, 2, 1, 4, 0, 1, False, False, [GY, 4], [0, 0])
         lane.train_add(state, 0, 7, True, False, True, [], [bad], [])
     with pytest.raises(ValueError, match="inference lane's"):  # by_inference with kernels
-        lane.train_add(state, 0, 7, True, True, True, [launch], [], [(64, False)])
-    with pytest.raises(ValueError, match="at least one byte"):
-        lane.train_add(state, 0, 7, True, False, True, [], [], [(0, False)])
+        lane.train_add(state, 0, 7, True, True, True, [launch], [], [(64, SAVED)])
+    for bad in ((0, SAVED), (64, IN_BACKWARD + 1)):
+        with pytest.raises(ValueError, match="at least one byte, of kind"):
+            lane.train_add(state, 0, 7, True, False, True, [], [], [bad])
     with pytest.raises(ValueError, match="names no argument"):  # an inference lane names no GY
         lane.add(state, 0, 5, 0, 1, 1, 4, 0, 1, False, False, [GY], [0], [])
     x = torch.randn(7, 8, requires_grad=True)
@@ -199,7 +215,7 @@ def test_the_extension_keeps_training_lanes_and_declines_other_calls(fresh):  # 
         lane.train(state, x)
 
 
-GPU_CASES = [  # (spec, config, M): the shipped modules' cells at M = 1, and split weight rows
+GPU_CASES = [  # (spec, config, M): the shipped modules' cells at M = 1, split weight rows, split_k
     (
         MLPSpec((64, 64, 64, 64, 64, 3), act="relu", dtype="fp16"),
         TrainConfig(
@@ -213,6 +229,12 @@ GPU_CASES = [  # (spec, config, M): the shipped modules' cells at M = 1, and spl
         37,
     ),
     (MLPSpec((64, 96, 33), act="gelu", out_act="tanh", dtype="bf16"), CONFIGS["fused-split"], 1000),
+    # split_k: a forward workspace the lane drops once the forward is launched
+    (
+        MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16"),
+        TrainConfig(16, 128, 64, num_warps=4, num_stages=3, split_k=True),
+        1,
+    ),
 ]
 
 

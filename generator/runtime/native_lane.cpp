@@ -198,11 +198,13 @@ struct Lane {
   std::vector<Launch*> launches;  // its steps in order
 };
 
-// A buffer a training lane allocates (bytes): in its forward (saved for the backward) or its
-// backward.
+// A buffer a training lane allocates (bytes), and when: in its forward, saved for the backward
+// (SAVED) or the forward's own, dropped once its kernels are launched (SCRATCH: the stream
+// orders its reuse after them); or in its backward (IN_BACKWARD).
+enum BufferKind : int { SAVED = 0, SCRATCH = 1, IN_BACKWARD = 2 };
 struct Buffer {
   int64_t bytes;
-  bool backward;
+  BufferKind kind;
 };
 
 // A training step recorded for (device, M, whether x needs a gradient): the forward's kernels
@@ -843,7 +845,7 @@ auto new_node() {
 struct TrainBackward : public torch::autograd::Node {
   std::shared_ptr<TrainLane> lane;
   size_t params = 0;
-  // x, the parameters, the forward's buffers in lane->buffers' order, then y where saves_y
+  // x, the parameters, the forward's SAVED buffers in lane->buffers' order, then y where saves_y
   std::vector<torch::autograd::SavedVariable> saved;
 
   std::string name() const override { return "MlpgenTrainBackward"; }
@@ -882,7 +884,8 @@ struct TrainBackward : public torch::autograd::Node {
     size_t next = 1 + params;
     for (size_t j = 0; j < l.buffers.size(); ++j) {
       const Buffer& b = l.buffers[j];
-      if (b.backward) {
+      if (b.kind == SCRATCH) continue;  // the forward's: no backward launch names it
+      if (b.kind == IN_BACKWARD) {
         scratch.push_back(at::empty({b.bytes}, options.dtype(at::kByte)));
         roles[-BUFFER + j] = address(scratch.back());
       } else {
@@ -944,12 +947,13 @@ PyObject* train_impl(PyObject* const* args, Py_ssize_t nargs) {
   std::vector<uint64_t> roles(-BUFFER + l->buffers.size(), 0);
   roles[-X] = address(x);
   roles[-Y] = address(y);
-  std::vector<at::Tensor> kept;
+  std::vector<at::Tensor> kept, scratch;  // the node saves kept; scratch lives to the return
   for (size_t j = 0; j < l->buffers.size(); ++j) {
     const Buffer& b = l->buffers[j];
-    if (b.backward) continue;
-    kept.push_back(at::empty({b.bytes}, x.options().dtype(at::kByte)));
-    roles[-BUFFER + j] = address(kept.back());
+    if (b.kind == IN_BACKWARD) continue;
+    std::vector<at::Tensor>& into = b.kind == SAVED ? kept : scratch;
+    into.push_back(at::empty({b.bytes}, x.options().dtype(at::kByte)));
+    roles[-BUFFER + j] = address(into.back());
   }
   if (inference != nullptr) {
     if (!run_lane(d, inference, stream, roles[-X], roles[-Y], addresses)) return nullptr;
@@ -1000,7 +1004,7 @@ bool parse_launches(const State* s, PyObject* items, int buffers, std::vector<La
 
 // train_add(state, device, m, need_x, by_inference, saves_y, forward, backward, buffers): the
 // training lane of (device, m, need_x) (in place of any old one); forward and backward as
-// parse_launches takes them, buffers a sequence of (bytes, backward).
+// parse_launches takes them, buffers a sequence of (bytes, kind: a BufferKind).
 PyObject* train_add(PyObject*, PyObject* args) {
   PyObject *capsule, *forward, *backward, *buffers;
   int device, need_x, by_inference, saves_y;
@@ -1025,16 +1029,16 @@ PyObject* train_add(PyObject*, PyObject* args) {
   if (seq == nullptr) return nullptr;
   for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
     long long bytes;
-    int in_backward;
-    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "Lp", &bytes, &in_backward)) {
+    int kind;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "Li", &bytes, &kind)) {
       Py_DECREF(seq);
       return nullptr;
     }
-    if (bytes < 1) {
+    if (bytes < 1 || kind < SAVED || kind > IN_BACKWARD) {
       Py_DECREF(seq);
-      return refuse(PyExc_ValueError, "a buffer holds at least one byte");
+      return refuse(PyExc_ValueError, "a buffer holds at least one byte, of kind 0, 1 or 2");
     }
-    l->buffers.push_back({bytes, in_backward != 0});
+    l->buffers.push_back({bytes, static_cast<BufferKind>(kind)});
   }
   Py_DECREF(seq);
   int count = static_cast<int>(l->buffers.size());

@@ -5,8 +5,8 @@ between a call and its kernels).
 
 A Recording collects the (kernel, grid, args) of one step's forward and backward; `program`
 names each tensor argument by its role: x, y, dL/dy, dx, the flat parameter gradient, a
-parameter, or a buffer the step allocated (its bytes, and whether the forward allocates it, the
-autograd node keeping it for the backward, or the backward does); integers stay as recorded (M,
+parameter, or a buffer the step allocated (its bytes, and when it lives: SAVED, SCRATCH or
+IN_BACKWARD); integers stay as recorded (M,
 the row split and split_k's ranges are fixed for M). `register` adds the program's compiled
 kernels to the extension. A step whose forward is the module's inference lane (a recomputing
 config) records the backward only and names that lane. The lane is on unless
@@ -22,6 +22,9 @@ import torch
 from mlpgen.runtime import native
 
 FIXED, X, Y, GY, DX, FLAT, BUFFER = -1, -2, -3, -4, -5, -6, -16
+# when a buffer lives (native_lane.cpp's BufferKind): allocated by the forward and saved for the
+# backward, the forward's own (split_k's workspace), or allocated by the backward
+SAVED, SCRATCH, IN_BACKWARD = 0, 1, 2
 ATTEMPTS = 3  # recordings a (device, M, need_x) gets before the Python lane keeps it
 
 
@@ -76,7 +79,7 @@ class Program:
 
     forward: list  # (kernel, grid, [(role, value)], caller)
     backward: list
-    buffers: list  # (bytes, allocated by the backward, the dtype its kernels read)
+    buffers: list  # (bytes, when it lives: SAVED, SCRATCH or IN_BACKWARD, the dtype it holds)
     saves_y: bool
     by_inference: bool
 
@@ -95,12 +98,12 @@ def program(rec: Recording) -> Program | None:
         roles[ptr] = role
         return True
 
-    def buffer(described, in_backward: bool) -> bool:
+    def buffer(described, kind: int) -> bool:
         ptr, whole, nbytes, dtype = described
         if not whole:
             return False
         roles[ptr] = BUFFER - len(buffers)
-        buffers.append((nbytes, in_backward, dtype))
+        buffers.append((nbytes, kind, dtype))
         return True
 
     if not (name(t["x"], X) and name(t["y"], Y)):
@@ -111,10 +114,10 @@ def program(rec: Recording) -> Program | None:
     for s in t["saved"]:
         if s[0] == t["y"][0]:
             saves_y = True
-        elif s[0] not in roles and not buffer(s, False):
+        elif s[0] not in roles and not buffer(s, SAVED):
             return None
 
-    def bind(launches, in_backward: bool):
+    def bind(launches, kind: int):
         out = []
         for kernel, grid, args, caller in launches:
             bound = []
@@ -122,29 +125,28 @@ def program(rec: Recording) -> Program | None:
                 if not isinstance(a, tuple):  # an integer
                     bound.append((FIXED, a))
                     continue
-                # a tensor of no role yet: a buffer of this pass (the forward's workspace is
-                # allocated, and kept, as the saved ones are)
-                if a[0] not in roles and not buffer(a, in_backward):
+                # a tensor of no role yet: a buffer of this pass
+                if a[0] not in roles and not buffer(a, kind):
                     return None
                 role = roles[a[0]]
                 if role <= BUFFER:  # memory a freed one had may hold a larger tensor later
-                    nbytes, kind, dtype = buffers[BUFFER - role]
-                    buffers[BUFFER - role] = (max(nbytes, a[2]), kind, dtype)
+                    nbytes, lives, dtype = buffers[BUFFER - role]
+                    buffers[BUFFER - role] = (max(nbytes, a[2]), lives, dtype)
                 bound.append((role, 0))
             out.append((kernel, grid, bound, caller))
         return out
 
     saved = set(roles)
-    forward = bind(rec.forward, in_backward=False)
-    # the forward's workspace is free once it returns: the backward's tensors may take its
-    # memory (the lane keeps it, so they are given roles of their own)
+    forward = bind(rec.forward, SCRATCH)
+    # the forward's own buffers are free once it returns: the backward's tensors may take their
+    # memory, and are given roles of their own
     for ptr in set(roles) - saved:
         del roles[ptr]
     if not name(t["gy"], GY) or not name(t["flat"], FLAT):
         return None
     if t["dx"] is not None and not name(t["dx"], DX):
         return None
-    backward = bind(rec.backward, in_backward=True)
+    backward = bind(rec.backward, IN_BACKWARD)
     if forward is None or backward is None or (rec.by_inference and forward):
         return None
     return Program(forward, backward, buffers, saves_y, rec.by_inference)
@@ -177,6 +179,6 @@ def register(rt, rec: Recording) -> bool:
             launches[-1].append(
                 (function, grid[0], grid[1], nwarps, shared, ctas, coop, pdl, sources, values)
             )
-    buffers = [(nbytes, in_backward) for nbytes, in_backward, _ in prog.buffers]
+    buffers = [(nbytes, kind) for nbytes, kind, _ in prog.buffers]
     module.train_add(state, device, m, need_x, prog.by_inference, prog.saves_y, *launches, buffers)
     return True
