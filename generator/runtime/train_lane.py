@@ -6,11 +6,10 @@ between a call and its kernels).
 A Recording collects the (kernel, grid, args) of one step's forward and backward; `program`
 names each tensor argument by its role: x, y, dL/dy, dx, the flat parameter gradient, a
 parameter, or a buffer the step allocated (its bytes, and when it lives: SAVED, SCRATCH or
-IN_BACKWARD); integers stay as recorded (M,
-the row split and split_k's ranges are fixed for M). `register` adds the program's compiled
-kernels to the extension. A step whose forward is the module's inference lane (a recomputing
-config) records the backward only and names that lane. The lane is on unless
-MLPGEN_NATIVE_TRAIN=0."""
+IN_BACKWARD); integers stay as recorded (M, the row split and split_k's ranges are fixed for
+M). `register` adds the program's compiled kernels to the extension. A step whose forward is the
+module's inference lane (a recomputing config) records the backward only and names that lane.
+The lane is on unless MLPGEN_NATIVE_TRAIN=0."""
 
 from __future__ import annotations
 
