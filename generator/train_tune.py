@@ -67,7 +67,7 @@ from mlpgen.training import (
     fused_fits,
     one_pass_fits,
     one_pass_for,
-    splits_reduction,
+    split_k_fits,
     train_choice,
     train_layers,
 )
@@ -125,7 +125,7 @@ def train_space(spec: MLPSpec, bucket: int) -> TrainSpace:
     than the widest layer needs, and splits of the weight gradient's rows of at least
     MIN_SPLIT_ROWS rows whose fp32 partials fit MAX_WORKSPACE (as default_for takes them);
     one_pass where its registers fit the config's warps; fused where fused_fits; split_k where
-    it cuts a reduction of the config's step at the bucket (splits_reduction)."""
+    split_k_fits the config at the bucket."""
     tall = max(MIN_DOT, next_pow2(bucket))
     wide = max(MIN_DOT, next_pow2(max(spec.widths)))
     params = sum(layer.n * (layer.k + 1) for layer in train_layers(spec))
@@ -135,14 +135,14 @@ def train_space(spec: MLPSpec, bucket: int) -> TrainSpace:
     fit["fused"] = int(fused_fits(spec))
     # the fewest output tiles (the largest) are the likeliest to split
     largest = TrainConfig(block_m=min(tall, 128), block_n=128, block_k=MIN_DOT, split_k=True)
-    fit["split_k"] = int(splits_reduction(spec, bucket, largest))
+    fit["split_k"] = int(split_k_fits(spec, bucket, largest))
     fields = {n: tuple(v for v in vs if v <= fit.get(n, v)) for n, vs in DOMAIN.items()}
     configs = (TrainConfig(**dict(zip(fields, p))) for p in itertools.product(*fields.values()))
     configs = (
         c
         for c in configs
         if (not c.one_pass or one_pass_fits(spec, c.num_warps, c.block_m, c.recompute))
-        and (not c.split_k or splits_reduction(spec, bucket, c))
+        and (not c.split_k or split_k_fits(spec, bucket, c))
     )
     lt = lt_trains(spec)
     firsts = (TORCH_BACKWARD, LT_BACKWARD) if lt else (TORCH_BACKWARD,)
@@ -353,12 +353,12 @@ class TrainBucket:
 
 def firsts(spec: MLPSpec, bucket: int, previous: dict) -> list[TrainChoice]:
     """Measured first: the torch backward, cuBLASLt's step where it is a candidate (lt_trains),
-    default_for, its split_k form where that splits a reduction, its one_pass forms where the
+    default_for, its split_k form where that fits (split_k_fits), its one_pass forms where the
     spec fits them, and this GPU's earlier train winner of the bucket."""
     default = default_for(spec, bucket)
     out = [TORCH_BACKWARD, *[LT_BACKWARD] * lt_trains(spec), default]
     split = replace(default, split_k=True)
-    out += [split] * splits_reduction(spec, bucket, split) + one_pass_for(spec, bucket)
+    out += [split] * split_k_fits(spec, bucket, split) + one_pass_for(spec, bucket)
     if "train" in previous.get(bucket, {}):
         out.append(train_choice(previous[bucket]["train"]))
     return list(dict.fromkeys(out))

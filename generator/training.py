@@ -45,6 +45,12 @@ FUSED_WIDTH = 128  # default_for fuses the layers of MLPs this narrow at every M
 # best)
 FUSED_MAX_MACS = 1 << 21
 WIDE_LAYER = 1024  # default_for's small-M tiles are 128 columns wide from layers this wide
+# split_k is searched only where it cuts a reduction at least this long: a split adds a launch
+# and a round trip of fp32 partials, which pays where a program streams much weight. On the H100
+# (the trial logs of `retune_train.sh`), default_for's step at one row with split_k took 72.0
+# against 96.6 us of GPU time on the 1024 -> 4096 -> 1024 spec (reductions of 1024 and 4096),
+# and 48.4 against 44.6 on 256 -> 512 -> 256 (256 and 512)
+SPLIT_K_MIN = 1024
 
 
 @dataclass(frozen=True)
@@ -260,17 +266,18 @@ def reduction_split(m: int, n: int, k: int, block_m: int, block_n: int, block_k:
     return k if ranges <= 1 else -(-steps // ranges) * block_k
 
 
-def splits_reduction(spec: MLPSpec, m: int, cfg: TrainConfig) -> bool:
-    """Whether split_k cuts any reduction of cfg's step at m rows: a layer's forward or its
-    input's gradient (the launches per layer: fused runs neither, one_pass no input gradient,
-    and with recompute no forward either)."""
+def split_k_fits(spec: MLPSpec, m: int, cfg: TrainConfig) -> bool:
+    """Whether split_k is worth searching for cfg at m rows: it cuts a reduction of the step at
+    least SPLIT_K_MIN long, a layer's forward or its input's gradient (the launches per layer:
+    fused runs neither, one_pass no input gradient, and with recompute no forward either)."""
     if not cfg.split_k or cfg.fused or (cfg.one_pass and cfg.recompute):
         return False
     layers = train_layers(spec)
     forward = ((layer.n, layer.k) for layer in layers)
     dgrad = ((layer.k, layer.n) for layer in layers if not cfg.one_pass)
     tiles = (cfg.block_m, cfg.block_n, cfg.block_k)
-    return any(reduction_split(m, n, k, *tiles) < k for n, k in (*forward, *dgrad))
+    cuts = (k for n, k in (*forward, *dgrad) if reduction_split(m, n, k, *tiles) < k)
+    return any(k >= SPLIT_K_MIN for k in cuts)
 
 
 def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:

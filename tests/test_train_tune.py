@@ -40,7 +40,7 @@ from mlpgen.training import (
     default_for,
     one_pass_for,
     reduction_split,
-    splits_reduction,
+    split_k_fits,
 )
 from mlpgen.trial_log import trial_log_path
 from mlpgen.tune import NOISE, TuneOptions
@@ -130,7 +130,8 @@ def test_a_warm_up_step_launches_what_the_buckets_step_launches(m):
     """warm_size keeps the weight gradient's split (the training kernels specialise on no
     integer: tests/test_runtime.py), with at most split x block_m rows, and under split_k the
     layers whose reductions split."""
-    split_k = [c for c in train_space(SPEC, 1024).candidates[1:] if c.split_k]
+    wide = MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16")
+    split_k = [c for c in train_space(wide, 64).candidates[1:] if c.split_k]
     assert split_k
     for cfg in [*train_space(SPEC, 262144).candidates[1::37], *split_k[::37]]:
         w = warm_size(m, cfg)
@@ -138,7 +139,8 @@ def test_a_warm_up_step_launches_what_the_buckets_step_launches(m):
         splits = [min(cfg.split, -(-n // cfg.block_m)) for n in (w, m)]
         assert splits[0] == splits[1]
         # which reductions split_k cuts depends on M: the warm-up takes M itself
-        cut = [reduction_split(r, 64, 64, cfg.block_m, cfg.block_n, cfg.block_k) for r in (w, m)]
+        tiles = (cfg.block_m, cfg.block_n, cfg.block_k)
+        cut = [reduction_split(r, 1024, 4096, *tiles) for r in (w, m)]
         assert not cfg.split_k or cut[0] == cut[1]
 
 
@@ -157,14 +159,17 @@ def test_the_fused_kernels_are_searched_only_where_a_rows_work_is_small():
         assert {c.fused for c in kernels(headline, bucket)} == {False, True}
 
 
-def test_split_k_is_searched_and_measured_first_where_it_cuts_a_reduction():
-    """split_k's candidates are the configs whose step it changes at the bucket; default_for's
-    split form is measured first where that is one of them."""
+def test_split_k_is_searched_and_measured_first_where_it_cuts_a_long_reduction():
+    """split_k's candidates are the configs it fits at the bucket (split_k_fits: the headline's
+    reductions are short, it has none); default_for's split form is measured first where that
+    is one of them."""
     wide = MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16")
+    headline = MLPSpec((256, 512, 256), act="gelu", dtype="fp16")
+    assert not any(getattr(c, "split_k", False) for c in train_space(headline, 1).candidates)
     for bucket in (1, 64, 16384):
         kernels = [c for c in train_space(wide, bucket).candidates if isinstance(c, TrainConfig)]
         split = [c for c in kernels if c.split_k]
-        assert all(splits_reduction(wide, bucket, c) for c in split)
+        assert all(split_k_fits(wide, bucket, c) for c in split)
         assert bool(split) == (bucket < 16384)  # 16384 rows: every launch fills the GPU
         assert {*split, default_for(wide, bucket)} & set(firsts(wide, bucket, {})) == {
             *[dataclasses.replace(default_for(wide, bucket), split_k=True)] * bool(split),

@@ -23,6 +23,7 @@ from mlpgen.train_bench import check_grad, eager_precision
 from mlpgen.training import (
     DOMAIN,
     MAX_WORKSPACE,
+    SPLIT_K_MIN,
     TARGET_PROGRAMS,
     TrainConfig,
     default_for,
@@ -30,7 +31,7 @@ from mlpgen.training import (
     kernel_names,
     one_pass_fits,
     reduction_split,
-    splits_reduction,
+    split_k_fits,
 )
 from mlpgen.verify import poisoned_allocations
 
@@ -80,14 +81,19 @@ def test_split_k_cuts_a_reduction_into_whole_steps_until_the_tiles_fill_the_gpu(
     assert reduction_split(1, 1024, 4096, 16, 128, 64) == 256  # 16 ranges: 128 programs
 
 
-def test_split_k_splits_only_the_launches_per_layer_and_only_where_tiles_are_few():
+def test_split_k_fits_the_launches_per_layer_where_tiles_are_few_and_reductions_long():
     wide = MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16")
     on = dataclasses.replace(default_for(wide, 1), split_k=True)
-    assert splits_reduction(wide, 1, on) and not splits_reduction(wide, 1, default_for(wide, 1))
+    assert split_k_fits(wide, 1, on) and not split_k_fits(wide, 1, default_for(wide, 1))
     for kind in ({"fused": True}, {"one_pass": True, "recompute": True}):
-        assert not splits_reduction(wide, 1, dataclasses.replace(on, **kind))
+        assert not split_k_fits(wide, 1, dataclasses.replace(on, **kind))
     big = dataclasses.replace(default_for(wide, 16384), split_k=True)  # 128 x 128 tiles
-    assert not splits_reduction(wide, 16384, big)  # 1024 columns: 128 x 8 tiles already
+    assert not split_k_fits(wide, 16384, big)  # 1024 columns: 128 x 8 tiles already
+    # the headline's reductions (256, 512) would split at one row, but are short
+    mid = MLPSpec((256, 512, 256), act="gelu", dtype="fp16")
+    on = dataclasses.replace(default_for(mid, 1), split_k=True)
+    assert reduction_split(1, 512, 256, on.block_m, on.block_n, on.block_k) < 256
+    assert SPLIT_K_MIN > 512 and not split_k_fits(mid, 1, on)
 
 
 def test_domain_points_are_configs_and_bad_ones_are_refused():
@@ -640,7 +646,8 @@ def test_gpu_split_k_gradients_match_eager(load_generated, monkeypatch, spec, m)
     has fewer tiles than SMs summed over ranges of its reduction) against fp32 gradients."""
     mod, _ = load_generated(spec)
     cfg = dataclasses.replace(default_for(spec, m), split_k=True)
-    assert splits_reduction(spec, m, cfg)
+    tiles = (cfg.block_m, cfg.block_n, cfg.block_k)
+    assert reduction_split(m, spec.widths[1], spec.widths[0], *tiles) < spec.widths[0]  # splits
     monkeypatch.setattr(train.training_of(mod), "default", {1: cfg.to_dict()})
     monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
     fused, x, dy, got = train_step(mod, spec, m, "cuda")
