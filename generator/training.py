@@ -47,9 +47,9 @@ FUSED_MAX_MACS = 1 << 21
 WIDE_LAYER = 1024  # default_for's small-M tiles are 128 columns wide from layers this wide
 # split_k is searched only where it cuts a reduction at least this long: a split adds a launch
 # and a round trip of fp32 partials, which pays where a program streams much weight. On the H100
-# (the trial logs of `retune_train.sh`), default_for's step at one row with split_k took 72.0
-# against 96.6 us of GPU time on the 1024 -> 4096 -> 1024 spec (reductions of 1024 and 4096),
-# and 48.4 against 44.6 on 256 -> 512 -> 256 (256 and 512)
+# (`bash benchmarks/retune_train.sh NAME`), default_for's step at one row with split_k took 72.0
+# against 96.6 us of GPU time on the 1024 -> 4096 -> 1024 spec (reductions of 1024 and 4096: its
+# trial log in tuned/), and 48.4 against 44.6 on 256 -> 512 -> 256 (256 and 512)
 SPLIT_K_MIN = 1024
 
 
