@@ -153,10 +153,6 @@ def test_refusals_and_a_buffer_at_a_reused_address(load_generated):
     # the forward's workspace is free by the backward: a backward tensor at its address (here
     # dL/dy) takes its own role, the forward keeps its buffer
     rec, *_ = recorded_step(mod, CONFIGS["split_k"].to_dict(), True)
-
-    def named(launches, kernel):
-        return next(r for r in launches if r[0][0].fn.__name__ == kernel)
-
     gy = rec.tensors["gy"]
     moved = (named(rec.forward, "train_forward_partial")[2][2][0], *gy[1:])
     rec.tensors["gy"] = moved
@@ -167,6 +163,19 @@ def test_refusals_and_a_buffer_at_a_reused_address(load_generated):
     workspace = named(prog.forward, "train_forward_partial")[2][2][0]
     assert workspace <= BUFFER and prog.buffers[BUFFER - workspace][1] == SCRATCH
     assert GY in {r for _, _, bound, _ in prog.backward for r, _ in bound}
+    # recomputed in the backward, the forward's workspace is held to its end: a buffer of the
+    # backward's; at a smaller named tensor's address (dx in its memory) it is refused
+    rec, *_ = recorded_step(mod, CONFIGS["split_k-recompute"].to_dict(), True)
+    workspace = named(train_lane.program(rec).backward, "train_forward_partial")[2][2][0]
+    assert workspace <= BUFFER
+    ws = named(rec.backward, "train_forward_partial")[2][2]
+    rec.tensors["dx"] = (ws[0], *rec.tensors["dx"][1:])
+    assert rec.tensors["dx"][2] < ws[2] and train_lane.program(rec) is None
+
+
+def named(launches, kernel):
+    """The launch of `kernel` in a recording's or a program's launches."""
+    return next(r for r in launches if r[0][0].fn.__name__ == kernel)
 
 
 @pytest.mark.interpret

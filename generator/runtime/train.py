@@ -321,7 +321,10 @@ class Training:
             biases = saved[layers:] if self.bias else None
             if cfg.get("one_pass"):  # the forward runs again inside the backward kernel
                 return self.one_pass_backward(gy, x, weights, biases, cfg, launch, needs[0])
-            y, hs, zs = self.train_forward(x, weights, biases, cfg, launch)
+            # split_k's workspace held to the end: freed, its memory could come back as dx or
+            # the flat gradient, which a recording would then name for it (train_lane)
+            held = []
+            y, hs, zs = self.train_forward(x, weights, biases, cfg, launch, held)
         else:
             weights, hs = saved[:layers], saved[layers : 2 * layers - 1]
             rest = iter(saved[2 * layers - 1 :])
@@ -402,10 +405,10 @@ class Training:
 
     # -- the kernels' launches ---------------------------------------------------------------
 
-    def train_forward(self, x, weights, biases, cfg, launch):
+    def train_forward(self, x, weights, biases, cfg, launch, held=None):
         """(y, hs, zs) for a contiguous [M, in] x: hs the hidden H_l (the next layers' inputs),
         zs the Z_l whose act' reads Z (else None). cfg["fused"]: every layer in one launch,
-        else one per layer."""
+        else one per layer. held: a list given split_k's workspace (else freed on return)."""
         k = self.kernels
         m, widths = x.shape[0], self.widths
         bm, bn, bk = cfg["block_m"], cfg["block_n"], cfg["block_k"]
@@ -423,6 +426,8 @@ class Training:
             )
             return hs[-1], hs[:-1], zs
         per, ws = self.split_k(x, cfg, dgrad=False)
+        if held is not None:
+            held.append(ws)
         for i, (src, w, b, z, h) in enumerate(zip([x, *hs], weights, biases, zs, hs)):
             kk, n, last = widths[i], widths[i + 1], i == self.layers - 1
             grid = (_cdiv(m, bm) * _cdiv(n, bn), 1)

@@ -85,16 +85,18 @@ class Program:
 
 def program(rec: Recording) -> Program | None:
     """The roles of rec's arguments, or None where one is not a role the lane can fill (a view
-    into another tensor, two roles at one address)."""
+    into another tensor, two roles at one address, a tensor larger than the named one at its
+    address)."""
     t = rec.tensors
     roles: dict[int, int] = {}
+    named: dict[int, int] = {}  # the bytes of each named (not buffer) role's tensor, by address
     buffers: list[tuple] = []
 
     def name(described, role) -> bool:
         ptr = described[0]
         if roles.get(ptr, role) != role:
             return False
-        roles[ptr] = role
+        roles[ptr], named[ptr] = role, described[2]
         return True
 
     def buffer(described, kind: int) -> bool:
@@ -128,6 +130,8 @@ def program(rec: Recording) -> Program | None:
                 if a[0] not in roles and not buffer(a, kind):
                     return None
                 role = roles[a[0]]
+                if a[0] in named and a[2] > named[a[0]]:
+                    return None  # a freed tensor's memory, now a smaller named one's
                 if role <= BUFFER:  # memory a freed one had may hold a larger tensor later
                     nbytes, lives, dtype = buffers[BUFFER - role]
                     buffers[BUFFER - role] = (max(nbytes, a[2]), lives, dtype)
