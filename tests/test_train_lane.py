@@ -151,14 +151,18 @@ def test_refusals_and_a_buffer_at_a_reused_address(load_generated):
     rec.backward.append((kernel, grid, grown, caller))
     assert train_lane.program(rec).buffers[j][0] == nbytes + 4096
     # the forward's workspace is free by the backward: a backward tensor at its address (here
-    # dL/dy) takes its own role, the forward keeps its buffer
+    # dL/dy, swapping addresses with whatever backward tensor had that memory) takes its own
+    # role, the forward keeps its buffer
     rec, *_ = recorded_step(mod, CONFIGS["split_k"].to_dict(), True)
-    gy = rec.tensors["gy"]
-    moved = (named(rec.forward, "train_forward_partial")[2][2][0], *gy[1:])
-    rec.tensors["gy"] = moved
-    rec.backward = [
-        (k, g, [moved if a == gy else a for a in args], c) for k, g, args, c in rec.backward
-    ]
+    ws, gy = named(rec.forward, "train_forward_partial")[2][2][0], rec.tensors["gy"][0]
+    swap = {ws: gy, gy: ws}
+
+    def moved(a):
+        return (swap.get(a[0], a[0]), *a[1:]) if isinstance(a, tuple) else a
+
+    for k in ("gy", "dx", "flat"):
+        rec.tensors[k] = moved(rec.tensors[k])
+    rec.backward = [(k, g, [moved(a) for a in args], c) for k, g, args, c in rec.backward]
     prog = train_lane.program(rec)
     workspace = named(prog.forward, "train_forward_partial")[2][2][0]
     assert workspace <= BUFFER and prog.buffers[BUFFER - workspace][1] == SCRATCH
