@@ -248,6 +248,12 @@ GPU_CASES = [  # (spec, config, M): the shipped modules' cells at M = 1, split w
         TrainConfig(16, 128, 64, num_warps=4, num_stages=3, split_k=True),
         1,
     ),
+    # split_k with recompute: the backward's forward holds its workspace to the backward's end
+    (
+        MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16"),
+        TrainConfig(16, 128, 64, num_warps=4, num_stages=3, split_k=True, recompute=True),
+        16,
+    ),
 ]
 
 
