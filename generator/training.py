@@ -266,18 +266,23 @@ def reduction_split(m: int, n: int, k: int, block_m: int, block_n: int, block_k:
     return k if ranges <= 1 else -(-steps // ranges) * block_k
 
 
-def split_k_fits(spec: MLPSpec, m: int, cfg: TrainConfig) -> bool:
-    """Whether split_k is worth searching for cfg at m rows: it cuts a reduction of the step at
-    least SPLIT_K_MIN long, a layer's forward or its input's gradient (the launches per layer:
-    fused runs neither, one_pass no input gradient, and with recompute no forward either)."""
+def split_k_cuts(spec: MLPSpec, m: int, cfg: TrainConfig) -> list[int]:
+    """The lengths of the reductions cfg's split_k cuts at m rows: a layer's forward or its
+    input's gradient, where the step launches them per layer (fused runs neither, one_pass no
+    input gradient, and with recompute no forward either)."""
     if not cfg.split_k or cfg.fused or (cfg.one_pass and cfg.recompute):
-        return False
+        return []
     layers = train_layers(spec)
     forward = ((layer.n, layer.k) for layer in layers)
     dgrad = ((layer.k, layer.n) for layer in layers if not cfg.one_pass)
     tiles = (cfg.block_m, cfg.block_n, cfg.block_k)
-    cuts = (k for n, k in (*forward, *dgrad) if reduction_split(m, n, k, *tiles) < k)
-    return any(k >= SPLIT_K_MIN for k in cuts)
+    return [k for n, k in (*forward, *dgrad) if reduction_split(m, n, k, *tiles) < k]
+
+
+def split_k_fits(spec: MLPSpec, m: int, cfg: TrainConfig) -> bool:
+    """Whether split_k is worth searching for cfg at m rows: it cuts a reduction of the step at
+    least SPLIT_K_MIN long."""
+    return any(k >= SPLIT_K_MIN for k in split_k_cuts(spec, m, cfg))
 
 
 def weight_tiles(spec: MLPSpec, cfg: TrainConfig) -> int:

@@ -31,8 +31,8 @@ from mlpgen.training import (
     kernel_names,
     one_pass_fits,
     reduction_split,
+    split_k_cuts,
     split_k_fits,
-    train_layers,
 )
 from mlpgen.verify import poisoned_allocations
 
@@ -647,12 +647,9 @@ def test_gpu_split_k_gradients_match_eager(load_generated, monkeypatch, spec, m)
     has fewer tiles than SMs summed over ranges of its reduction) against fp32 gradients."""
     mod, _ = load_generated(spec)
     cfg = dataclasses.replace(default_for(spec, m), split_k=True)
-    tiles = (cfg.block_m, cfg.block_n, cfg.block_k)
-    # some layer's forward or input gradient is cut (at 1000 rows of the 1024-wide spec the
-    # first layer has 512 tiles, and the second layer's 4096-long reduction is cut in two)
-    reductions = [(lay.n, lay.k) for lay in train_layers(spec)]
-    reductions += [(k, n) for n, k in reductions]
-    assert any(reduction_split(m, n, k, *tiles) < k for n, k in reductions)
+    # some reduction is cut (at 1000 rows of the 1024-wide spec only the 4096-long ones: the
+    # first layer's forward has 512 tiles)
+    assert split_k_cuts(spec, m, cfg)
     monkeypatch.setattr(train.training_of(mod), "default", {1: cfg.to_dict()})
     monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
     fused, x, dy, got = train_step(mod, spec, m, "cuda")
