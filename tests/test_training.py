@@ -632,24 +632,29 @@ def test_gpu_one_pass_gradients_match_eager(load_generated, monkeypatch, spec, w
     check_grads(spec, got, fused, x, dy)
 
 
+SPLIT_K_SPECS = [
+    MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16"),
+    MLPSpec((100, 300, 77), act="silu", out_act="sigmoid", dtype="fp16"),  # masked tails
+]
+
+
+@pytest.mark.parametrize("spec", SPLIT_K_SPECS, ids=lambda s: s.name)
+@pytest.mark.parametrize("m", [1, 37, 1000])
+def test_the_gpu_split_k_cases_cut_a_reduction(spec, m):
+    """Each case of test_gpu_split_k_gradients_match_eager runs split ranges: default_for's
+    tiles cut some reduction (at 1000 rows of the 1024-wide spec only the 4096-long ones: the
+    first layer's forward has 512 tiles)."""
+    assert split_k_cuts(spec, m, dataclasses.replace(default_for(spec, m), split_k=True))
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize(
-    "spec",
-    [
-        MLPSpec((1024, 4096, 1024), act="gelu_tanh", dtype="bf16"),
-        MLPSpec((100, 300, 77), act="silu", out_act="sigmoid", dtype="fp16"),  # masked tails
-    ],
-    ids=lambda s: s.name,
-)
+@pytest.mark.parametrize("spec", SPLIT_K_SPECS, ids=lambda s: s.name)
 @pytest.mark.parametrize("m", [1, 37, 1000])
 def test_gpu_split_k_gradients_match_eager(load_generated, monkeypatch, spec, m):
     """split_k on the GPU (default_for's tiles, every layer's forward and input gradient that
     has fewer tiles than SMs summed over ranges of its reduction) against fp32 gradients."""
     mod, _ = load_generated(spec)
     cfg = dataclasses.replace(default_for(spec, m), split_k=True)
-    # some reduction is cut (at 1000 rows of the 1024-wide spec only the 4096-long ones: the
-    # first layer's forward has 512 tiles)
-    assert split_k_cuts(spec, m, cfg)
     monkeypatch.setattr(train.training_of(mod), "default", {1: cfg.to_dict()})
     monkeypatch.setenv("MLPGEN_TRAIN_KERNELS", "1")
     fused, x, dy, got = train_step(mod, spec, m, "cuda")
