@@ -51,11 +51,6 @@ class Activation:
         return f"act_{self.name}"
 
     @property
-    def dmacro(self) -> str:
-        """Name of the macro of act' in templates/activations.j2 (the training kernels)."""
-        return f"dact_{self.name}"
-
-    @property
     def saved(self) -> str | None:
         """What the training kernels keep for act': "h" (the output), "z", or None (act' = 1)."""
         if self.name == "none":
