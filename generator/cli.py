@@ -376,6 +376,27 @@ def add_tune_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
 
 
+# add_tune_options' flags that steer the search (--batches and --json also shape what --no-tune
+# writes and prints)
+SEARCH_FLAGS = (
+    "--trials",
+    "--timeout",
+    "--storage",
+    "--workers",
+    "--seed",
+    "--exhaustive",
+    "--candidate-timeout",
+    "--bucket-timeout",
+    "--train",
+)
+
+
+def search_flags_given(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """The search flags whose value is not the parser's default (given on the command line)."""
+    dests = {f: f.lstrip("-").replace("-", "_") for f in SEARCH_FLAGS}
+    return [f for f, d in dests.items() if getattr(args, d) != p.get_default(d)]
+
+
 def tune_options(args: argparse.Namespace):
     """The tuner's typed options from the parsed command line."""
     from mlpgen.tune import TuneOptions
@@ -477,7 +498,10 @@ def cmd_generate(argv: list[str]) -> int:
     from mlpgen.space import heuristic_config
     from mlpgen.spec import MLPSpec
 
-    args = generate_parser().parse_args(argv)
+    parser = generate_parser()
+    args = parser.parse_args(argv)
+    if args.no_tune and (given := search_flags_given(parser, args)):
+        raise UsageError(f"--no-tune searches nothing: drop {', '.join(given)}")
     spec = MLPSpec(
         widths=parse_widths(args.widths),
         act=args.act,

@@ -198,6 +198,9 @@ CASES = [
     (["--widths", "8,8", "--bogus"], 2, "unrecognized"),
     (["--act", "relu"], 2, "--widths"),
     (["--widths", "8,8", "--no-tune", "extra"], 2, "unrecognized"),
+    (["--widths", "8,8", "--no-tune", "--train"], 2, "--no-tune searches nothing: drop --train"),
+    (["--widths", "8,8", "--no-tune", "--trials", "5", "--seed", "1"], 2, "drop --trials, --seed"),
+    (["--widths", "8,8", "--no-tune", "--storage", "s.journal"], 2, "drop --storage"),
     (["--widths", "8,8", "--trials"], 2, "expected one argument"),
     # generate: tune numbers
     (["--widths", "8,8", "--batches", "0,4"], 2, "positive"),
