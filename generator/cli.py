@@ -392,7 +392,7 @@ SEARCH_FLAGS = (
 
 
 def search_flags_given(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
-    """The search flags whose value is not the parser's default (given on the command line)."""
+    """The search flags set to other than their default (a flag given its default goes unseen)."""
     dests = {f: f.lstrip("-").replace("-", "_") for f in SEARCH_FLAGS}
     return [f for f, d in dests.items() if getattr(args, d) != p.get_default(d)]
 
