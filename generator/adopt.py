@@ -323,12 +323,12 @@ def adopted_linears(
     """The Linear layers of `module`, first to last, where it computes the MLP whose layers are
     `canonical` ((in, out) for a Linear, else the activation module: a generated module's
     _canonical_layers()); else ValueError naming the first mismatch. An nn.Sequential (nested, or
-    torchvision.ops.MLP) is walked as it runs, Identity and inactive Dropout skipped; any other
-    module is traced first (chain_of). owner, name, dtype: the module's __name__, its spec's name
-    and dtype."""
+    torchvision.ops.MLP) is walked as it runs, Identity and inactive Dropout skipped, and a lone
+    Linear is a chain of one layer; any other module is traced first (chain_of). owner, name,
+    dtype: the module's __name__, its spec's name and dtype."""
     if not isinstance(module, nn.Module):
         raise TypeError(f"{owner}: from_module takes an nn.Module, got {type(module).__name__}")
-    if not isinstance(module, nn.Sequential):
+    if not isinstance(module, (nn.Sequential, nn.Linear)):
         chain = chain_of(module, dtype=dtype)
         if isinstance(chain, str):
             raise ValueError(f"{owner}: cannot adopt {type(module).__name__}: {chain}")

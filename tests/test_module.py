@@ -96,6 +96,17 @@ def test_from_module_torchvision_relu_inplace(load_generated):
         torch.testing.assert_close(fused(x), src(x), atol=1e-5, rtol=1e-5)
 
 
+def test_from_module_adopts_a_lone_linear_as_one_layer(load_generated):
+    mod, _ = load_generated(MLPSpec((8, 5), act="relu", dtype="fp32"))
+    src = nn.Linear(8, 5)
+    fused = mod.FusedMLP.from_module(src)
+    x = torch.randn(7, 8)
+    with torch.no_grad():
+        torch.testing.assert_close(fused(x), src(x), atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="Linear 0 has bias=False"):
+        mod.FusedMLP.from_module(nn.Linear(8, 5, bias=False))
+
+
 def test_from_module_with_out_act(load_generated):
     mod, _ = load_generated(MLPSpec((8, 16, 4), act="silu", out_act="sigmoid", dtype="fp32"))
     src = sequential((8, 16, 4), act=nn.SiLU, out_act=nn.Sigmoid)
@@ -111,6 +122,7 @@ REFUSED = [
     # module, what the message must name
     (lambda: sequential((20, 32, 7)), r"Linear shapes \[\(20, 32\), \(32, 7\)\] do not match"),
     (lambda: sequential((20, 33, 7, 7)), "Linear shapes"),
+    (lambda: nn.Linear(20, 7), r"Linear shapes \[\(20, 7\)\] do not match"),
     (lambda: sequential((20, 33, 7), act=nn.ReLU), "activations .* got ReLU"),
     (lambda: sequential((20, 33, 7), act=lambda: nn.GELU("tanh")), "approximate='tanh'"),
     (lambda: sequential((20, 33, 7), bias=False), "Linear 0 has bias=False"),
