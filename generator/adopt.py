@@ -26,7 +26,7 @@ from torch import nn
 
 from mlpgen.activations import ACTIVATIONS
 from mlpgen.emit import module_path, tune_command, write_module
-from mlpgen.spec import MLPSpec, SpecError
+from mlpgen.spec import DTYPES, MLPSpec, SpecError
 
 if TYPE_CHECKING:
     from mlpgen.tune import TuneOptions
@@ -455,12 +455,23 @@ def _is_fused(m: nn.Module) -> bool:
     )
 
 
+def _checked_model(model, what: str) -> None:
+    """TypeError where `model` is not an nn.Module (what: the function, for the message)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"mlpgen.{what} takes an nn.Module, got {type(model).__name__}")
+
+
 def scan(model: nn.Module, dtype: str | None = None) -> Report:
     """Find the submodules fuse would replace (outermost first; a chain's own children are not
     looked at again) and those it leaves, with the reason: the modules with a forward of their
     own (not ModuleList and ModuleDict) holding two or more matrix layers (nn.Linear, GPT-2's
     Conv1D, ...). A module that holds a replaced block is not listed as left. Changes
-    nothing."""
+    nothing. A model that is no nn.Module is a TypeError, a dtype not in DTYPES a SpecError."""
+    _checked_model(model, "scan")
+    if dtype is not None and dtype not in DTYPES:
+        raise SpecError(
+            f"dtype={dtype!r}: choose from {', '.join(DTYPES)}, or None for the weights'"
+        )
     report = Report()
     taken: list[str] = []
     refused: dict[str, str] = {}
@@ -549,6 +560,7 @@ def fuse(
     dtype ("fp16", "bf16", "fp32"): the fused blocks' (weights are cast), default the
     weights'. A module in `out` that is damaged or holds another spec is a SpecError, raised
     before anything is written or replaced. `unfuse(model)` puts the originals back."""
+    _checked_model(model, "fuse")
     report = scan(model, dtype)
     out = Path(out)
     missing = check_out(report.specs, out)
@@ -586,6 +598,7 @@ def unfuse(model: nn.Module) -> list[str]:
     """Put back every block that fuse replaced in `model`, holding the fused module's current
     weights (cast to the original's dtype, on the fused module's device). Returns the paths
     restored."""
+    _checked_model(model, "unfuse")
     restored = []
     for path, m in list(model.named_modules()):
         if m not in _ORIGINALS:

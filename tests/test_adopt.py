@@ -3,6 +3,7 @@ a small transformer, the refusals, and `mlpgen scan`."""
 
 import copy
 import hashlib
+import re
 import textwrap
 import warnings
 from pathlib import Path
@@ -333,6 +334,23 @@ def test_a_model_with_nothing_to_fuse_gets_an_empty_report(tmp_path):
     out = tmp_path / "out"
     report = fuse(model, out=out)
     assert report.replaced == [] and report.left == [] and report.written == []
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda out: fuse(5, out=out), TypeError, "mlpgen.fuse takes an nn.Module, got int"),
+        (lambda out: scan("model"), TypeError, "mlpgen.scan takes an nn.Module, got str"),
+        (lambda out: unfuse([]), TypeError, "mlpgen.unfuse takes an nn.Module, got list"),
+        (lambda out: fuse(nn.Linear(4, 4), out=out, dtype="fp64"), ValueError, "dtype='fp64'"),
+        (lambda out: scan(nn.Linear(4, 4), dtype=torch.float16), ValueError, "choose from fp16"),
+    ],
+)
+def test_bad_arguments_raise_before_anything_is_written(tmp_path, call, error, message):
+    out = tmp_path / "out"
+    with pytest.raises(error, match=re.escape(message)):
+        call(out)
     assert not out.exists()
 
 
