@@ -207,8 +207,11 @@ def output_file(text: str | None, flag: str) -> Path | None:
     parent = path.parent
     if not probe(parent, flag) or not parent.is_dir():
         raise UsageError(f"{flag} {short(text)}: {short(parent)} is not an existing folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {short(text)}: {short(parent)} is not writable")
+    try:  # a file made and removed: permissions alone miss read-only and virtual filesystems
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".mlpgen-probe-"):
+            pass
+    except OSError:
+        raise UsageError(f"{flag} {short(text)}: {short(parent)} is not writable") from None
     return path
 
 
@@ -796,7 +799,7 @@ def cmd_bench(argv: list[str]) -> int:
     plot = output_file(args.plot, "--plot")
     if plot is not None:
         try:
-            report.require_matplotlib()
+            report.require_plot_file(plot)
         except report.PlotUnavailable as e:
             raise UsageError(str(e)) from None
     if args.load:
@@ -843,14 +846,17 @@ def cmd_bench(argv: list[str]) -> int:
         except Exception as e:
             raise module_failed(path, e) from None
     text = report.bench_text(data)
-    if plot is not None:
-        report.plot_bench(data, plot)
-        log(f"mlpgen: wrote {plot}")
     if args.json:
         print(json.dumps(data, indent=1))
         log(text)
     else:
         print(text)
+    if plot is not None:  # after the numbers, so that a failed write loses none of them
+        try:
+            report.plot_bench(data, plot)
+        except OSError as e:
+            raise UsageError(f"--plot {short(args.plot)}: {e.strerror or e}") from None
+        log(f"mlpgen: wrote {plot}")
     return 0
 
 

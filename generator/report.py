@@ -25,6 +25,19 @@ def require_matplotlib() -> None:
         raise PlotUnavailable(PLOT_HINT) from None
 
 
+def require_plot_file(path: Path) -> None:
+    """PlotUnavailable unless matplotlib is installed and writes path's format (its suffix)."""
+    require_matplotlib()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if path.suffix[1:].lower() not in formats:
+        raise PlotUnavailable(
+            f"--plot {path.name}: name the format by its suffix, one of "
+            + ", ".join(f".{f}" for f in sorted(formats))
+        )
+
+
 # ---------------------------------------------------------------- formatting
 
 

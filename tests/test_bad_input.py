@@ -329,6 +329,8 @@ CASES = [
     (["bench", MOD, "--batches", "0"], 2, "positive"),
     (["bench", MOD, "--plot", "no/such/p.png"], 2, "not an existing folder"),
     (["bench", MOD, "--plot", "adir"], 2, "is a folder"),
+    (["bench", MOD, "--plot", "p.txt"], 2, "--plot p.txt: name the format by its suffix"),
+    (["bench", MOD, "--plot", "p"], 2, "one of .avif"),
     (["bench", MOD], 2, "needs a CUDA GPU"),
     (["bench", MOD, "--train"], 2, "needs a CUDA GPU"),
     (["bench", D + "boom.py"], 2, "needs a CUDA GPU"),
@@ -376,6 +378,8 @@ CASES = [
 ]
 if importlib.util.find_spec("psycopg") is None:
     CASES.append((["--widths", "8,8", "--storage", "postgresql://u@h/db"], 2, "driver is missing"))
+if os.path.isdir("/proc/self"):  # a folder whose permissions allow what its filesystem refuses
+    CASES.append((["bench", MOD, "--plot", "/proc/p.png"], 2, "'/proc' is not writable"))
 if not ROOT:  # root may write anywhere
     CASES += [
         (["--widths", "8,8", "--out", "ro/sub"], 2, "not a writable folder"),

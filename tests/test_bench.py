@@ -1,6 +1,7 @@
 """`mlpgen bench`: its pure parts (speedups, verdicts, merging, tables, plot) on a recorded
 fixture, its plumbing on the CPU, its refusals; the real run on a GPU (gpu-marked)."""
 
+import errno
 import json
 import math
 import sys
@@ -206,6 +207,19 @@ def test_plot_without_matplotlib_exits_2_before_measuring(small_module, capsys, 
     monkeypatch.setattr(bench, "run_bench", lambda *a, **k: pytest.fail("measured"))
     assert main(["bench", str(small_module), "--plot", "x.png"]) == 2
     assert "pip install 'mlpgen[plot]'" in one_error_line(capsys)
+
+
+def test_a_plot_that_cannot_be_written_keeps_the_printed_numbers(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("matplotlib")
+
+    def full_disk(data, path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(report, "plot_bench", full_disk)
+    assert main(["bench", "--load", str(FIXTURE), "--json", "--plot", str(tmp_path / "b.png")]) == 2
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["results"]  # the numbers came out before the plot failed
+    assert captured.err.strip().splitlines()[-1].endswith("No space left on device")
 
 
 def test_load_recorded_runs_prints_table_json_and_plot(tmp_path, capsys):
