@@ -394,9 +394,9 @@ SEARCH_FLAGS = (
 )
 
 
-def search_flags_given(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
-    """The search flags set to other than their default (a flag given its default goes unseen)."""
-    dests = {f: f.lstrip("-").replace("-", "_") for f in SEARCH_FLAGS}
+def flags_given(p: argparse.ArgumentParser, args: argparse.Namespace, flags) -> list[str]:
+    """Those of `flags` set to other than their default (a flag given its default goes unseen)."""
+    dests = {f: f.lstrip("-").replace("-", "_") for f in flags}
     return [f for f, d in dests.items() if getattr(args, d) != p.get_default(d)]
 
 
@@ -503,7 +503,7 @@ def cmd_generate(argv: list[str]) -> int:
 
     parser = generate_parser()
     args = parser.parse_args(argv)
-    if args.no_tune and (given := search_flags_given(parser, args)):
+    if args.no_tune and (given := flags_given(parser, args, SEARCH_FLAGS)):
         raise UsageError(f"--no-tune searches nothing: drop {', '.join(given)}")
     spec = MLPSpec(
         widths=parse_widths(args.widths),
@@ -760,6 +760,20 @@ def module_failed(path: Path, e: Exception) -> UsageError:
     return UsageError(f"{short(path)}: the module failed when run: {one_line(e)}")
 
 
+# bench's flags that steer a measurement (not --load's re-print of recorded runs)
+MEASURE_FLAGS = (
+    "--batches",
+    "--only",
+    "--no-compile",
+    "--train",
+    "--warmup",
+    "--rep",
+    "--rounds",
+    "--budget",
+    "--seed",
+)
+
+
 def cmd_bench(argv: list[str]) -> int:
     from mlpgen import bench, report
 
@@ -805,8 +819,11 @@ def cmd_bench(argv: list[str]) -> int:
     if args.load:
         if args.path:
             raise UsageError("give a module to measure or --load recorded runs, not both")
-        if args.train:
-            raise UsageError("--train measures a module; --load re-prints recorded runs as run")
+        if given := flags_given(p, args, MEASURE_FLAGS):
+            verb = "measures" if len(given) == 1 else "measure"
+            raise UsageError(
+                f"{', '.join(given)} {verb} a module; --load re-prints recorded runs as run"
+            )
         data = load_runs(args.load, "--load")
     else:
         if not args.path:

@@ -317,6 +317,8 @@ CASES = [
     (["bench", "--load", "a.json", "--load", "b.json"], 2, "cannot merge"),
     (["bench", "--load", "a.json", "--load", "atrain.json"], 2, "cannot merge runs of a differ"),
     (["bench", "--load", "atrain.json", "--train"], 2, "--train measures a module"),
+    (["bench", "--load", "a.json", "--batches", "7", "--rep", "9"], 2, "--batches, --rep measure"),
+    (["bench", "--load", "a.json", "--only", "eager"], 2, "--only measures a module"),
     (["bench", MOD, "--train", "--load", "a.json"], 2, "not both"),
     (["bench", MOD, "--only", "nosuch"], 2, "unknown contender"),
     (["bench", MOD, "--only", "loss"], 2, "a training step's part: use --train"),
