@@ -15,7 +15,7 @@ PLOT_HINT = "--plot needs matplotlib: pip install 'mlpgen[plot]'"
 
 
 class PlotUnavailable(RuntimeError):
-    """matplotlib is not installed."""
+    """No plot can be written: matplotlib is not installed, or it writes no such format."""
 
 
 def require_matplotlib() -> None:
