@@ -890,7 +890,12 @@ def cmd_profile(argv: list[str]) -> int:
     p.add_argument("--batch", type=integer(1, MAX_BATCH), required=True, help="rows per forward")
     p.add_argument("--forwards", type=integer(1, 10_000), default=20, help="forwards per run")
     p.add_argument("--trace", default=None, metavar="FILE.json", help="write a Chrome trace")
-    p.add_argument("--report", default=None, metavar="FILE.md", help="write a markdown report")
+    p.add_argument(
+        "--report",
+        default=None,
+        metavar="FILE.md",
+        help="write a markdown report (with --bench, its chart too: FILE.png beside it)",
+    )
     p.add_argument(
         "--bench",
         action="append",
