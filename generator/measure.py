@@ -300,7 +300,7 @@ def graph_replay(mod, x, new_x, weights, biases):
 # shorter host loops (~30 ms a candidate instead of ~70 ms, still medians of tens of bursts);
 # a call of over 125 us is timed in bursts of about 1 ms sized from one call (timing.long_plan:
 # at 262144 rows of 1024,4096,1024 some 6 calls a candidate instead of 72); the best few are
-# re-measured on the DECIDE budget before anything is decided (tune.recheck).
+# re-measured on the DECIDE budget before anything is decided (decide.recheck).
 QUICK = {"loops": 3, "loop_s": 0.002, "warmup_ms": 5, "rep_ms": 10, "long_us": 1000.0}
 # The re-measurements decisions rest on: time_call's host loops, half its GPU budget (hundreds
 # of bursts of a call of a few µs, and the decision takes the median of several such
@@ -870,7 +870,7 @@ class WorkerMeasure:
 
     def again(self, bucket: int, config: KernelConfig) -> Measurement:
         """Time `config` at `bucket` again, where it was verified already (measure_candidate's
-        `verified`): the re-measurements that decisions rest on (tune.recheck)."""
+        `verified`): the re-measurements that decisions rest on (decide.recheck)."""
         return self(bucket, config, verified=True)
 
     def close(self, graceful: bool = True) -> None:

@@ -131,7 +131,7 @@ class KernelConfig:
     tma: bool = False
     # launch-only, not searched by the space: the call's first kernel launched with programmatic
     # dependent launch (sm_90), so that the next call's launch overlaps this one's run; the tuner
-    # tries it on each bucket's fastest configs (tune.pdl_pass). Cells leave it out when False.
+    # tries it on each bucket's fastest configs (decide.pdl_pass). Cells leave it out when False.
     pdl: bool = False
 
     def __post_init__(self) -> None:

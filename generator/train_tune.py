@@ -40,6 +40,7 @@ from typing import ClassVar
 import optuna
 from optuna.trial import TrialState
 
+from mlpgen.decide import BucketResult, Measure, pick_graph_winner, recheck
 from mlpgen.emit import read_module, write_module
 from mlpgen.layout import MIN_DOT, next_pow2
 from mlpgen.measure import (
@@ -74,17 +75,13 @@ from mlpgen.training import (
 from mlpgen.trial_log import write_train_log
 from mlpgen.tune import (
     MAX_SKIPS,
-    BucketResult,
     Encoding,
-    Measure,
     Objective,
     Progress,
     TuneOptions,
     budget,
     log,
     make_sampler,
-    pick_graph_winner,
-    recheck,
     tune_module,
 )
 
@@ -450,7 +447,7 @@ def search_train(
     quiet: bool = False,
 ) -> dict[int, BucketResult]:
     """Search every bucket of opts.buckets, round-robin, then decide each: its best few and the
-    torch backward re-measured (tune.recheck: medians, never slower than the torch backward)."""
+    torch backward re-measured (decide.recheck: medians, never slower than the torch backward)."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     buckets = plan_train(spec, measure, opts, previous or {})
     progress = Progress(sum(tb.target for tb in buckets), quiet=quiet)

@@ -58,7 +58,7 @@ def write_trial_log(module: Path, spec: MLPSpec, key: str, provenance: dict, res
                 "eager_us": None if eager is None else round(eager, 3),
                 # the best few and the torch path measured again: their scores, median, spread
                 "recheck": getattr(r, "recheck", []),
-                # neighbours' winners measured here beside its own (tune.consolidate), and the
+                # neighbours' winners measured here beside its own (decide.consolidate), and the
                 # one taken where it tied and the module ships fewer kernels: from, to, medians
                 "consolidate": getattr(r, "consolidate", []),
                 "consolidated": getattr(r, "consolidated", None),

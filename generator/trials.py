@@ -13,11 +13,12 @@ from pathlib import Path
 
 import optuna
 
+from mlpgen.decide import pick_never_slower
 from mlpgen.emit import entry
 from mlpgen.measure import HIDDEN_WEIGHT, Measurement
 from mlpgen.spec import KernelConfig, MLPSpec, SpecError
 from mlpgen.trial_log import config_text
-from mlpgen.tune import Job, Progress, TuneOptions, pick_never_slower, search
+from mlpgen.tune import Job, Progress, TuneOptions, search
 
 # ---------------------------------------------------------------------------------------------
 # Comparing a budgeted search with an exhaustive one

@@ -365,7 +365,7 @@ def test_a_buckets_references_are_computed_once_and_a_spoiled_one_again(tmp_path
 
 @pytest.mark.interpret
 def test_a_verified_configs_re_measurement_only_times_it(tmp_path, monkeypatch):
-    """The re-measurements decisions rest on (WorkerMeasure.again, tune.recheck) are of configs
+    """The re-measurements decisions rest on (WorkerMeasure.again, decide.recheck) are of configs
     their bucket verified: timed on the same call path, with no reference computed."""
     import collections
 

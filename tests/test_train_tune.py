@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from mlpgen.bench import BY_NAME
+from mlpgen.decide import NOISE
 from mlpgen.emit import entry, read_module, write_module
 from mlpgen.measure import Measurement
 from mlpgen.runtime import train
@@ -43,7 +44,7 @@ from mlpgen.training import (
     split_k_fits,
 )
 from mlpgen.trial_log import trial_log_path
-from mlpgen.tune import NOISE, TuneOptions
+from mlpgen.tune import TuneOptions
 from mlpgen.verify import random_problem
 
 SPEC = MLPSpec((64, 64, 64), act="relu", dtype="fp32")
@@ -234,7 +235,7 @@ def test_a_fused_step_that_keeps_the_gpu_busy_gives_way_to_the_next_kernel_not_t
     it on score takes less GPU time than the torch backward and wins, where the torch backward
     won before. Its GPU time set it apart, so the recheck re-measures it though the search
     ranked it below the top three."""
-    from mlpgen.tune import BucketResult, recheck
+    from mlpgen.decide import BucketResult, recheck
 
     fused = TrainConfig(block_m=16, block_n=16, block_k=16, num_warps=2, num_stages=4, fused=True)
     near = [dataclasses.replace(fused, block_n=n, num_stages=s) for n, s in ((32, 2), (64, 2))]
@@ -365,8 +366,8 @@ def test_a_winner_that_keeps_the_gpu_busy_names_the_graph_choice():
     "graph" names the candidate of least GPU time (a CUDA-graph replay has no host time to
     save; recorded on an H100: the fused step 107 µs, the torch backward 63); cuBLASLt's step is
     never one (its workspace is made outside a capture); a winner within GRAPH_TIE has none."""
+    from mlpgen.decide import BucketResult
     from mlpgen.train_tune import LT_BACKWARD, train_cell
-    from mlpgen.tune import BucketResult
 
     fused = TrainConfig(block_m=16, block_n=32, block_k=32, num_warps=4, num_stages=4, fused=True)
     won = Measurement("ok", us=106.9, host_us=277.6)

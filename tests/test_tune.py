@@ -22,6 +22,7 @@ import optuna
 import pytest
 
 from mlpgen import dispatch, space
+from mlpgen.decide import PDL_GAIN, PDL_TOP, pick_never_slower, pick_winner
 from mlpgen.emit import entry, read_module, with_graph_winner, write_module
 from mlpgen.measure import HIDDEN_WEIGHT, Measurement, WorkerMeasure, WorkerStartError
 from mlpgen.selfcheck import load_module
@@ -30,8 +31,6 @@ from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.strategies import rowblock
 from mlpgen.trial_log import trial_log_path
 from mlpgen.tune import (
-    PDL_GAIN,
-    PDL_TOP,
     POLISH_STEPS,
     Encoding,
     Job,
@@ -40,8 +39,6 @@ from mlpgen.tune import (
     Progress,
     Skip,
     TuneOptions,
-    pick_never_slower,
-    pick_winner,
     plan,
     search,
     tune,
@@ -598,7 +595,7 @@ def test_gpu_time_decides_between_host_bound_configs():
     their GPU times from the tune's measurements. Host time alone (medians 6.735 and 6.933)
     took block_m 16, which a later per-call comparison measured 38% slower than block_m 64;
     with GPU time in the score block_m 64 wins."""
-    from mlpgen.tune import BucketResult, recheck
+    from mlpgen.decide import BucketResult, recheck
 
     m16, m64 = (
         KernelConfig("rowblock", block_m=b, chunk=64, num_warps=w, block_n=32, pdl=True)
@@ -818,8 +815,9 @@ def test_only_the_default_the_previous_winners_and_torch_are_seeded(production_t
 def test_a_separate_cuda_graph_winner_when_gpu_time_and_score_disagree(tmp_path):
     """At a host-bound bucket the winner is chosen on host time; the least GPU time (what a
     CUDA-graph replay costs) is stored beside it when it is more than GRAPH_TIE faster."""
+    from mlpgen.decide import BucketResult, pick_graph_winner
     from mlpgen.emit import graph_cell
-    from mlpgen.tune import BucketResult, pick_graph_winner, winners_table
+    from mlpgen.tune import winners_table
 
     cheap = KernelConfig("stream", block_m=16, block_n=64, chunk=64, num_stages=3)
     fast = KernelConfig("persist", block_m=16, block_n=16, block_k=128, num_warps=2)
@@ -1019,7 +1017,7 @@ def test_the_best_few_are_remeasured_interleaved_and_medians_decide():
     """A config measured 30% fast once (noise) leads the search but not the re-measurement:
     RECHECK_TOP best and the torch path are measured RECHECK_ROUNDS more times, round after
     round, and the medians pick the true optimum; the samples and their spread are recorded."""
-    from mlpgen.tune import RECHECK_ROUNDS, RECHECK_TOP
+    from mlpgen.decide import RECHECK_ROUNDS, RECHECK_TOP
 
     b = 16384
     lucky = KernelConfig("persist", block_m=64, block_n=128, num_warps=8, num_stages=3)
@@ -1055,7 +1053,7 @@ def test_a_kernel_wins_only_beyond_the_noise_of_the_torch_path(torch_us, kernel_
 
 
 def test_never_slower_uses_the_measured_spread():
-    from mlpgen.tune import never_slower
+    from mlpgen.decide import never_slower
 
     kernel = (PERSIST_BEST, Measurement("ok", us=9.0, spread=0.01))
     torch_ = (TORCH, Measurement("ok", us=9.5, spread=0.01))
@@ -1075,7 +1073,7 @@ def test_one_disturbed_sample_does_not_hand_a_bucket_to_the_torch_path():
     """Recorded on the H200: the torch path's rechecks of 3245, 39.9 and 39.3 µs against a
     kernel's 7.37, 7.35, 7.37. The outlier moves neither median nor spread, so the kernel,
     5x faster, wins; so does a kernel against a torch path whose one timing was disturbed."""
-    from mlpgen.tune import median_measurement, never_slower
+    from mlpgen.decide import median_measurement, never_slower
 
     def med(scores, spreads=(0.01, 0.01, 0.01)):
         return median_measurement(
@@ -1097,7 +1095,7 @@ def test_a_host_bound_recheck_remeasures_the_best_of_each_strategy():
     Re-measuring only the top three would crown a rowblock; the best of each strategy (linked
     by PDL too) is re-measured as well, interleaved, and persist wins on medians. Where GPU time
     sets the score the recheck stays the top three and the torch path."""
-    from mlpgen.tune import RECHECK_TOP, BucketResult, recheck
+    from mlpgen.decide import RECHECK_TOP, BucketResult, recheck
 
     rows = [KernelConfig("rowblock", block_m=b, chunk=64, num_warps=8) for b in (16, 32, 64)]
     best = dataclasses.replace(PERSIST_BEST, pdl=True)
@@ -1129,7 +1127,7 @@ def test_a_host_bound_recheck_takes_each_strategys_kernel_of_least_gpu_time():
     GPU) above a fast one (3 µs) by 1.1 µs of host time taken while kernels compiled beside it.
     The recheck re-measures each strategy's kernel of least GPU time, on fresh samples only
     (the search's contended ones are left out), and the fast one wins."""
-    from mlpgen.tune import BucketResult, recheck
+    from mlpgen.decide import BucketResult, recheck
 
     split = [KernelConfig("split", block_m=16, chunk=c, block_n=128) for c in (32, 64, 128)]
     slow, fast = (KernelConfig("cluster", block_m=b, chunk=32, block_n=32) for b in (16, 1))
@@ -1163,7 +1161,7 @@ def test_a_trial_asked_ahead_is_suggested_once_more_only_to_be_measured(monkeypa
 def test_a_rechecked_torch_path_reports_the_median_eager_time():
     """The eager reference a TUNED cell carries is the median of nn.Sequential's samples, not
     the first (quick) one."""
-    from mlpgen.tune import median_measurement
+    from mlpgen.decide import median_measurement
 
     ms = [
         Measurement("ok", us=u, host_us=h, seq_us=s, seq_host_us=sh)
@@ -1237,7 +1235,7 @@ def test_kernels_are_handed_to_the_compiler_ahead_of_their_measurement():
 def test_the_search_and_the_decision_report_their_seconds():
     """Results.seconds splits the wall time: the drivers' search, then the decision (PDL,
     re-measurement, consolidation, writing) with its own measurements."""
-    from mlpgen.tune import RECHECK_ROUNDS, RECHECK_TOP
+    from mlpgen.decide import RECHECK_ROUNDS, RECHECK_TOP
 
     rec = Recorder(delay=0.05)
     results = search(job((4096,), trials=6, recheck=RECHECK_ROUNDS), [rec], memory(), quiet())
@@ -1334,7 +1332,7 @@ def test_two_processes_share_one_study_measure_nothing_twice_and_write_once(tmp_
 def test_a_claim_of_a_killed_process_is_dead(tmp_path):
     """A claim lives in the storage: a second claim of its key fails while its owner lives,
     and succeeds once it is released, or once its owner's process is gone."""
-    from mlpgen.tune import Claims
+    from mlpgen.claims import Claims
 
     url = str(tmp_path / "claims.optuna.journal")
     a, b = Claims(tune_storage(url), "s"), Claims(tune_storage(url), "s")
@@ -1349,7 +1347,7 @@ def test_a_claim_of_a_killed_process_is_dead(tmp_path):
 
 
 def tune_storage(url):
-    from mlpgen.tune import make_storage
+    from mlpgen.claims import make_storage
 
     return make_storage(url)
 
@@ -1407,7 +1405,7 @@ def test_a_process_killed_while_sharing_a_study_loses_only_its_candidate_in_flig
 def test_runs_over_other_buckets_decide_their_own():
     """Two searches of one spec and GPU over different buckets, on one storage: the decision
     of one does not keep the other from deciding (and writing) its buckets."""
-    from mlpgen.tune import Claims
+    from mlpgen.claims import Claims
 
     storage = memory()
     held = Claims(storage, f"{SPEC.name}|{KEY_A}").take("decide " + plan(job((64,)))[0].name)
@@ -1432,7 +1430,7 @@ PERSIST_B = KernelConfig(
 
 def decided(winners: dict[int, tuple[KernelConfig, float]], torch_us: float = 20.0) -> dict:
     """BucketResults as decide leaves them: winner and torch path timed with a 0.5% spread."""
-    from mlpgen.tune import BucketResult
+    from mlpgen.decide import BucketResult
 
     out = {}
     for b, (config, us) in winners.items():
@@ -1477,7 +1475,7 @@ def test_a_bucket_that_alone_needs_a_strategy_takes_its_neighbours_winner_where_
     noise (NOISE, or the samples' spread) and it beats the torch path (recheck's median, not
     measured again) beyond the noise (never_slower). The module then carries no rowblock
     kernel."""
-    from mlpgen.tune import RECHECK_ROUNDS, consolidate
+    from mlpgen.decide import RECHECK_ROUNDS, consolidate
 
     results = decided({1: (ROWBLOCK, 5.0), 16: (PERSIST_A, 6.0)}, torch_us)
     before = module_source(results)
@@ -1511,7 +1509,7 @@ def test_a_run_of_buckets_moves_together_nearest_first_and_a_tile_variant_after(
     does not tie (16 here); then the smaller saving: bucket 64's variant gives way to the
     rowblock kernel of 16, which ties there. Nothing is compared twice or offered the torch
     path."""
-    from mlpgen.tune import consolidate
+    from mlpgen.decide import consolidate
 
     rowblock32 = dataclasses.replace(ROWBLOCK, chunk=32)
     own = {1: ROWBLOCK, 16: ROWBLOCK, 64: rowblock32, 256: PERSIST_A}
@@ -1542,7 +1540,7 @@ def test_a_tile_variant_goes_where_it_ties_and_nothing_is_measured_that_saves_no
     """Two persist variants (one function, a KERNELS line each): bucket 1024 takes 256's
     variant where it ties. A neighbour's winner that the module carries anyway (the default's)
     saves nothing and is not measured; nor is the torch path offered."""
-    from mlpgen.tune import consolidate
+    from mlpgen.decide import consolidate
 
     results = decided({256: (PERSIST_A, 5.0), 1024: (PERSIST_B, 6.0)})
     results[4096] = decided({4096: (TORCH, 20.0)}, 20.0)[4096]
@@ -1565,7 +1563,7 @@ def test_a_move_that_leaves_the_kernel_in_the_cuda_graph_cell_is_undone():
     """Host-bound at bucket 1, persist ties rowblock's score (less host time, a third more GPU
     time): taken, the cell's CUDA-graph winner would be the rowblock kernel (GRAPH_TIE), which
     the module would then still carry, so the bucket keeps its own winner."""
-    from mlpgen.tune import consolidate
+    from mlpgen.decide import consolidate
 
     rowblock, persist = (dataclasses.replace(c, pdl=False) for c in (ROWBLOCK, PERSIST_A))
     results = decided({1: (rowblock, 3.0), 16: (persist, 6.0)})
@@ -1584,7 +1582,7 @@ def test_a_move_that_leaves_the_kernel_in_the_cuda_graph_cell_is_undone():
 
 
 def test_a_resumed_consolidation_replays_its_measurements():
-    from mlpgen.tune import consolidate
+    from mlpgen.decide import consolidate
 
     study = optuna.create_study(storage=memory())
     winners = {1: (ROWBLOCK, 5.0), 16: (PERSIST_A, 6.0)}
@@ -1684,7 +1682,7 @@ class Again(Recorder):
 def test_re_measurements_time_what_the_bucket_verified():
     """recheck's re-measurements go to the measure's `again` (timing without verifying), each
     of a config the search measured (verified) at that bucket."""
-    from mlpgen.tune import RECHECK_ROUNDS
+    from mlpgen.decide import RECHECK_ROUNDS
 
     rec = Again()
     r = search(job((4096,), trials=10, recheck=RECHECK_ROUNDS), [rec], memory(), quiet())[4096]
@@ -1695,7 +1693,7 @@ def test_re_measurements_time_what_the_bucket_verified():
 def test_the_search_times_quickly_and_what_decides_on_the_larger_budget():
     """The search's own measurements run on the quick budget; the re-measurements of the best
     few (and PDL's, kernel sharing's) that the winners rest on run on measure.DECIDE's."""
-    from mlpgen.tune import RECHECK_ROUNDS
+    from mlpgen.decide import RECHECK_ROUNDS
 
     rec = Quick()
     r = search(job((4096,), trials=10, recheck=RECHECK_ROUNDS), [rec], memory(), quiet())[4096]
