@@ -62,6 +62,8 @@ class Terminated(Exception):
 
 
 class Parser(argparse.ArgumentParser):
+    search: Flags | None = None  # the search flags of mlpgen's generate command
+
     def __init__(self, **kw) -> None:
         kw.setdefault("allow_abbrev", False)
         kw.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
@@ -69,6 +71,26 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # argparse would print usage and exit; we want one line
         raise UsageError(message)
+
+
+class Flags:
+    """An argument group (a section of --help) that lists the flags added to it, which argparse
+    keeps private: a command refuses a group's flags where they would do nothing."""
+
+    def __init__(self, p: argparse.ArgumentParser, title: str):
+        self.parser, self.group = p, p.add_argument_group(title)
+        self.actions: list[argparse.Action] = []
+
+    def add_argument(self, *args, **kw) -> argparse.Action:
+        self.actions.append(self.group.add_argument(*args, **kw))
+        return self.actions[-1]
+
+    def given(self, args: argparse.Namespace) -> list[str]:
+        """The flags set to other than their default (a flag given its default goes unseen)."""
+        default = self.parser.get_default
+        return [
+            a.option_strings[0] for a in self.actions if getattr(args, a.dest) != default(a.dest)
+        ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,7 +344,8 @@ def run_damage(data: object) -> str | None:
 # generate and retune
 
 
-def add_tune_options(p: argparse.ArgumentParser) -> None:
+def add_tune_options(p: argparse.ArgumentParser, search_title: str = "search") -> Flags:
+    """--batches, the flags that steer the search (returned: --no-tune refuses them) and --json."""
     from mlpgen.space import DEFAULT_BUCKETS
 
     p.add_argument(
@@ -331,73 +354,54 @@ def add_tune_options(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_BUCKETS,
         help=f"batch-size buckets to tune, 1..{MAX_BATCH} (default: %(default)s)",
     )
-    p.add_argument(
+    search = Flags(p, search_title)
+    search.add_argument(
         "--trials",
         type=integer(1, MAX_TRIALS),
         default=None,
         help="candidates measured per bucket (default: a quarter of each bucket's space, 12 to 48)",
     )
-    p.add_argument(
+    search.add_argument(
         "--timeout", type=seconds, default=None, help="stop searching after this many seconds"
     )
-    p.add_argument(
+    search.add_argument(
         "--storage",
         default=None,
         help="Optuna storage: a database URL or a journal file "
         "(default: <name>.optuna.journal beside the module)",
     )
-    p.add_argument(
+    search.add_argument(
         "--workers",
         type=integer(1, MAX_WORKERS),
         default=1,
         help="tuning workers, one per visible GPU",
     )
-    p.add_argument("--seed", type=integer(0, MAX_SEED), default=0, help="sampler seed")
-    p.add_argument(
+    search.add_argument("--seed", type=integer(0, MAX_SEED), default=0, help="sampler seed")
+    search.add_argument(
         "--exhaustive",
         action="store_true",
         help="measure every feasible candidate of every bucket, ignoring --trials",
     )
-    p.add_argument(
+    search.add_argument(
         "--candidate-timeout",
         type=seconds,
         default=30.0,
         help="seconds one candidate may take before it counts as hung (default: %(default)s)",
     )
-    p.add_argument(
+    search.add_argument(
         "--bucket-timeout",
         type=seconds,
         default=None,
         help="seconds of measuring one bucket may take (default: no cap)",
     )
-    p.add_argument(
+    search.add_argument(
         "--train",
         action="store_true",
         help="also search each bucket's training step: the torch backward or training kernel "
         "configs, the faster beyond the noise (about doubles the tuning time)",
     )
     p.add_argument("--json", action="store_true", help="print a machine-readable summary")
-
-
-# add_tune_options' flags that steer the search (--batches and --json also shape what --no-tune
-# writes and prints)
-SEARCH_FLAGS = (
-    "--trials",
-    "--timeout",
-    "--storage",
-    "--workers",
-    "--seed",
-    "--exhaustive",
-    "--candidate-timeout",
-    "--bucket-timeout",
-    "--train",
-)
-
-
-def flags_given(p: argparse.ArgumentParser, args: argparse.Namespace, flags) -> list[str]:
-    """Those of `flags` set to other than their default (a flag given its default goes unseen)."""
-    dests = {f: f.lstrip("-").replace("-", "_") for f in flags}
-    return [f for f, d in dests.items() if getattr(args, d) != p.get_default(d)]
+    return search
 
 
 def tune_options(args: argparse.Namespace):
@@ -446,7 +450,7 @@ def generate_parser() -> Parser:
     p.add_argument("--no-bias", action="store_true", help="layers without bias")
     p.add_argument("--out", default="tuned", help="output folder (default: tuned/)")
     p.add_argument("--no-tune", action="store_true", help="write the heuristic default only")
-    add_tune_options(p)
+    p.search = add_tune_options(p, "search (not with --no-tune)")
     return p
 
 
@@ -503,7 +507,7 @@ def cmd_generate(argv: list[str]) -> int:
 
     parser = generate_parser()
     args = parser.parse_args(argv)
-    if args.no_tune and (given := flags_given(parser, args, SEARCH_FLAGS)):
+    if args.no_tune and (given := parser.search.given(args)):
         raise UsageError(f"--no-tune searches nothing: drop {', '.join(given)}")
     spec = MLPSpec(
         widths=parse_widths(args.widths),
@@ -760,20 +764,6 @@ def module_failed(path: Path, e: Exception) -> UsageError:
     return UsageError(f"{short(path)}: the module failed when run: {one_line(e)}")
 
 
-# bench's flags that steer a measurement (not --load's re-print of recorded runs)
-MEASURE_FLAGS = (
-    "--batches",
-    "--only",
-    "--no-compile",
-    "--train",
-    "--warmup",
-    "--rep",
-    "--rounds",
-    "--budget",
-    "--seed",
-)
-
-
 def cmd_bench(argv: list[str]) -> int:
     from mlpgen import bench, report
 
@@ -784,26 +774,31 @@ def cmd_bench(argv: list[str]) -> int:
         + RUNS_IT,
     )
     p.add_argument("path", nargs="?", help="a module written by mlpgen")
-    p.add_argument(
+    measuring = Flags(p, "measuring (not with --load)")
+    measuring.add_argument(
         "--batches", type=batches_arg, default=None, help="default: the module's buckets"
     )
-    p.add_argument("--only", default=None, help=f"contenders: {','.join(bench.BY_NAME)}")
-    p.add_argument("--no-compile", action="store_true", help="skip torch.compile (slow)")
-    p.add_argument(
+    measuring.add_argument("--only", default=None, help=f"contenders: {','.join(bench.BY_NAME)}")
+    measuring.add_argument("--no-compile", action="store_true", help="skip torch.compile (slow)")
+    measuring.add_argument(
         "--train",
         action="store_true",
         help="time a training step (forward, loss, backward) instead of a forward",
     )
-    p.add_argument("--warmup", type=integer(1, 60_000), default=25, help="GPU-time warm-up, ms")
-    p.add_argument("--rep", type=integer(1, 600_000), default=100, help="timing per cell, ms")
-    p.add_argument(
+    measuring.add_argument(
+        "--warmup", type=integer(1, 60_000), default=25, help="GPU-time warm-up, ms"
+    )
+    measuring.add_argument(
+        "--rep", type=integer(1, 600_000), default=100, help="timing per cell, ms"
+    )
+    measuring.add_argument(
         "--rounds",
         type=integer(1, 64),
         default=None,
         help="interleaved rounds of a batch's contenders (default 4; more: more samples)",
     )
-    p.add_argument("--budget", type=seconds, default=None, help="stop after seconds")
-    p.add_argument("--seed", type=integer(0, MAX_SEED), default=0)
+    measuring.add_argument("--budget", type=seconds, default=None, help="stop after seconds")
+    measuring.add_argument("--seed", type=integer(0, MAX_SEED), default=0)
     p.add_argument("--json", action="store_true", help="raw numbers on stdout, table on stderr")
     p.add_argument("--plot", default=None, metavar="FILE.png", help="latency-vs-batch chart")
     p.add_argument(
@@ -819,7 +814,7 @@ def cmd_bench(argv: list[str]) -> int:
     if args.load:
         if args.path:
             raise UsageError("give a module to measure or --load recorded runs, not both")
-        if given := flags_given(p, args, MEASURE_FLAGS):
+        if given := measuring.given(args):
             verb = "measures" if len(given) == 1 else "measure"
             raise UsageError(
                 f"{', '.join(given)} {verb} a module; --load re-prints recorded runs as run"
