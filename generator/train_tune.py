@@ -46,9 +46,7 @@ from mlpgen.layout import MIN_DOT, next_pow2
 from mlpgen.measure import (
     HOST_BUCKET_MAX,
     ODD_OFFSET,
-    Compiler,
     Measurement,
-    WorkerMeasure,
     WorkerPoisoned,
     cuda_healthy,
     describe,
@@ -84,6 +82,7 @@ from mlpgen.tune import (
     make_sampler,
     tune_module,
 )
+from mlpgen.workers import Compiler, WorkerMeasure
 
 TORCH_BACKWARD = TorchBackward()
 LT_BACKWARD = LtBackward()
@@ -165,7 +164,7 @@ def build_choice(strategy: str, **fields) -> TrainChoice:
 
 
 # ---------------------------------------------------------------------------------------------
-# Measuring one candidate (in a worker process: measure.WorkerMeasure with this as its fn)
+# Measuring one candidate (in a worker process: workers.WorkerMeasure with this as its fn)
 
 
 _LOADED: dict[str, object] = {}
@@ -199,7 +198,7 @@ def step_sizes(bucket: int, choice: TrainChoice) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class TrainCompile:
-    """A kernel config's compile (measure.Compiler's unit of work): its kernels as the bucket's
+    """A kernel config's compile (workers.Compiler's unit of work): its kernels as the bucket's
     steps launch them. Triton specialises integer arguments equal to 1 or divisible by 16, so
     the same config compiles anew for another bucket's M."""
 

@@ -46,7 +46,7 @@ kernel or another space are never mixed in.
   other measurements can cover.
 - Several workers (one per GPU) are threads of this process, each driving its own measuring
   process on its own GPU (two driver threads a GPU, taking turns on its measuring process, so
-  that one's sampler work overlaps the other's measurement: measure.WorkerMeasure.drivers);
+  that one's sampler work overlaps the other's measurement: workers.WorkerMeasure.drivers);
   they coordinate through the storage only (mlpgen.claims), exactly as several processes or
   hosts pointing at one `--storage` do: a config is measured by whoever holds its claim; the
   first process with nothing left to measure claims the decision, waits for the measurements
@@ -100,7 +100,7 @@ from mlpgen.decide import (
     pick_winner,
 )
 from mlpgen.emit import DEFAULT_KEY, entry, graph_cell, read_module, with_graph_winner, write_module
-from mlpgen.measure import Measurement, WorkerStartError, describe
+from mlpgen.measure import Measurement, describe
 from mlpgen.render import template_hash
 from mlpgen.space import (
     DEFAULT_BUCKETS,
@@ -111,6 +111,7 @@ from mlpgen.space import (
 )
 from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.trial_log import config_text, trial_log_path, write_trial_log
+from mlpgen.workers import WorkerStartError
 
 LOCAL_STEPS = 6  # a bucket's first measurements (firsts included) search the best one's neighbours
 # A budget's last measurements (POLISH_SHARE of it, at least POLISH_STEPS) climb from the best
@@ -970,7 +971,7 @@ def search(
             claims.release(tid)
 
     early = early_pdl if pdl and prefetch is not None else None
-    # a measure may take several drivers (measure.WorkerMeasure.drivers), which take turns on it
+    # a measure may take several drivers (workers.WorkerMeasure.drivers), which take turns on it
     per = [m for m in measures for _ in range(getattr(m, "drivers", 1))]
     drivers = [
         Driver(i, buckets, m, shared, early and functools.partial(early, measure=m))
@@ -1198,7 +1199,8 @@ def tune_module(path: Path, opts: TuneOptions, quiet: bool = False) -> dict:
     line is printed either way."""
     import torch
 
-    from mlpgen.measure import Compiler, WorkerMeasure, warm_up
+    from mlpgen.measure import warm_up
+    from mlpgen.workers import Compiler, WorkerMeasure
 
     t0 = time.perf_counter()
     path = Path(path)

@@ -627,7 +627,7 @@ def test_a_tuner_worker_dies_with_its_parent(tmp_path):
     parent = run_py(
         """
         import time
-        from mlpgen.measure import Worker
+        from mlpgen.workers import Worker
         w = Worker(time.sleep, limit_s=300)
         w._start()
         print(w.proc.pid, flush=True)

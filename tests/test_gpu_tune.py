@@ -17,7 +17,6 @@ from mlpgen.measure import (
     HIDDEN_WEIGHT,
     HOST_BUCKET_MAX,
     Measurement,
-    WorkerMeasure,
     candidate_module,
     hot_path,
     measure_candidate,
@@ -28,6 +27,7 @@ from mlpgen.spec import KernelConfig, MLPSpec
 from mlpgen.trial_log import trial_log_path
 from mlpgen.tune import gpu_key
 from mlpgen.verify import random_problem, reference
+from mlpgen.workers import WorkerMeasure
 
 pytestmark = pytest.mark.gpu
 

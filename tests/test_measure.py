@@ -17,12 +17,8 @@ import torch
 from mlpgen.measure import (
     GIVE_UP,
     HOST_BUCKET_MAX,
-    Compiler,
     Measurement,
-    Worker,
-    WorkerMeasure,
     WorkerPoisoned,
-    WorkerStartError,
     candidate_module,
     describe,
     launcher,
@@ -30,6 +26,7 @@ from mlpgen.measure import (
     verify_sizes,
 )
 from mlpgen.spec import KernelConfig, MLPSpec
+from mlpgen.workers import Compiler, Worker, WorkerMeasure, WorkerStartError
 
 SPEC = MLPSpec((24, 40, 9), act="gelu", dtype="fp32")
 CFG = KernelConfig(block_m=16, chunk=32, num_warps=2)

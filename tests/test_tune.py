@@ -24,7 +24,7 @@ import pytest
 from mlpgen import dispatch, space
 from mlpgen.decide import PDL_GAIN, PDL_TOP, pick_never_slower, pick_winner
 from mlpgen.emit import entry, read_module, with_graph_winner, write_module
-from mlpgen.measure import HIDDEN_WEIGHT, Measurement, WorkerMeasure, WorkerStartError
+from mlpgen.measure import HIDDEN_WEIGHT, Measurement
 from mlpgen.selfcheck import load_module
 from mlpgen.space import DEFAULT_BUCKETS, search_space
 from mlpgen.spec import KernelConfig, MLPSpec
@@ -43,6 +43,7 @@ from mlpgen.tune import (
     search,
     tune,
 )
+from mlpgen.workers import WorkerMeasure, WorkerStartError
 
 SPEC = MLPSpec((256, 512, 256))
 KEY_A, KEY_B = "Fake GPU A|sm90|132", "Fake GPU B|sm80|108"
@@ -1181,7 +1182,7 @@ def test_a_rechecked_torch_path_reports_the_median_eager_time():
 
 
 class Compiling(Recorder):
-    """A measure with a compiler in front (measure.WorkerMeasure's interface): prefetch queues
+    """A measure with a compiler in front (workers.WorkerMeasure's interface): prefetch queues
     kernels, a measurement compiles its own first if it was not prefetched."""
 
     def __init__(self, **kw):
@@ -1658,7 +1659,7 @@ def test_several_trials_are_asked_ahead_and_every_one_is_measured(monkeypatch):
 
 
 class Quick(Recorder):
-    """A measure with measure.WorkerMeasure's `quick` switch: records it with every call."""
+    """A measure with workers.WorkerMeasure's `quick` switch: records it with every call."""
 
     quick = True
 
@@ -1668,7 +1669,7 @@ class Quick(Recorder):
 
 
 class Again(Recorder):
-    """A measure with measure.WorkerMeasure's `again`: re-measurements recorded apart."""
+    """A measure with workers.WorkerMeasure's `again`: re-measurements recorded apart."""
 
     def __init__(self):
         super().__init__()

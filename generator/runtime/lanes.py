@@ -118,7 +118,7 @@ class Linked:
     """A compiled kernel launched with programmatic dependent launch. Triton's launch_pdl option
     changes the launch (an attribute of cuLaunchKernelEx), not the binary, so a config and its
     PDL variant share one compile: this is the compiled kernel with a copy of its launcher whose
-    launch_pdl is set (the tuner compiles no PDL variant: measure.Compiler)."""
+    launch_pdl is set (the tuner compiles no PDL variant: workers.Compiler)."""
 
     __slots__ = ("compiled", "src", "function", "packed_metadata", "run")
 
