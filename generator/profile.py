@@ -95,10 +95,6 @@ def kernels(events: Iterable[dict]) -> list[dict]:
     return [e for e in complete(events) if category(e) in KERNEL_CATS]
 
 
-def count_kernels(events: Iterable[dict]) -> int:
-    return len(kernels(events))
-
-
 def top_level_ops(events: Iterable[dict]) -> list[dict]:
     """CPU ops (cat cpu_op) not nested inside another CPU op of the same thread: what the code
     called, not what those calls called in turn."""
