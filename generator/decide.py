@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from mlpgen.tune import Bucket
 
 Measure = Callable[[int, KernelConfig], Measurement]
+
 # After the search, the RECHECK_TOP best candidates and the torch path are measured
 # RECHECK_ROUNDS more times, one round after another (interleaved, so a slow spell of the GPU or
 # host hits them all alike); each is judged on the median of its samples: of three, one outlier
@@ -226,7 +227,7 @@ def pdl_picks(result: BucketResult) -> list[tuple[KernelConfig, Measurement]]:
 def pdl_pass(result: BucketResult, measure: Measure, study: optuna.Study | None = None):
     """Try PDL (KernelConfig.pdl) on the bucket's PDL_TOP fastest configs that take it
     (KernelConfig.takes_pdl), its winner and the previous winners that ran with it
-    (Bucket.linked: a budgeted re-tune may rank such a config low without PDL and would never
+    (tune.Bucket.linked: a budgeted re-tune may rank such a config low without PDL and would never
     try it linked); a PDL variant joins the bucket's records where it took PDL_GAIN less GPU
     time than the same config without. Its measurements are recorded as trials of state "pdl",
     and kept in the study's user attributes: a resumed run replays them instead of measuring
