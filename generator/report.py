@@ -11,6 +11,8 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from mlpgen.module_file import short
+
 PLOT_HINT = "--plot needs matplotlib: pip install 'mlpgen[plot]'"
 
 
@@ -33,7 +35,7 @@ def require_plot_file(path: Path) -> None:
     formats = FigureCanvasBase.get_supported_filetypes()
     if path.suffix[1:].lower() not in formats:
         raise PlotUnavailable(
-            f"--plot {path.name}: name the format by its suffix, one of "
+            f"--plot {short(path)}: name the format by its suffix, one of "
             + ", ".join(f".{f}" for f in sorted(formats))
         )
 

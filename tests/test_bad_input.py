@@ -331,7 +331,7 @@ CASES = [
     (["bench", MOD, "--batches", "0"], 2, "positive"),
     (["bench", MOD, "--plot", "no/such/p.png"], 2, "not an existing folder"),
     (["bench", MOD, "--plot", "adir"], 2, "is a folder"),
-    (["bench", MOD, "--plot", "p.txt"], 2, "--plot p.txt: name the format by its suffix"),
+    (["bench", MOD, "--plot", "p.txt"], 2, "--plot 'p.txt': name the format by its suffix"),
     (["bench", MOD, "--plot", "p"], 2, "one of .avif"),
     (["bench", MOD], 2, "needs a CUDA GPU"),
     (["bench", MOD, "--train"], 2, "needs a CUDA GPU"),
