@@ -12,4 +12,6 @@ def folder(name: str) -> str:
 
 
 if __name__ == "__main__":
+    if not torch.cuda.is_available():
+        raise SystemExit("gpu_folder.py: no CUDA GPU is visible")
     print(folder(torch.cuda.get_device_name()))
