@@ -151,6 +151,7 @@ def tune_options(args: argparse.Namespace):
 
 
 def generate_parser() -> Parser:
+    from mlpgen import __version__
     from mlpgen.activations import ACTIVATIONS
     from mlpgen.spec import DTYPES
 
@@ -159,6 +160,7 @@ def generate_parser() -> Parser:
         description="Generate and tune a fused Triton kernel for an MLP.",
         epilog=COMMANDS_HELP,
     )
+    p.add_argument("--version", action="version", version=f"mlpgen {__version__}")
     p.add_argument("--widths", required=True, help="layer widths, e.g. 256,512,256")
     p.add_argument(
         "--act",
@@ -760,9 +762,14 @@ COMMANDS = {
 
 
 def dispatch(argv: list[str]) -> int:
-    if argv and argv[0] in COMMANDS:
+    if not argv:
+        raise UsageError(
+            f"give --widths W,W,... to generate a module, or a command: {', '.join(COMMANDS)} "
+            "(mlpgen --help)"
+        )
+    if argv[0] in COMMANDS:
         return COMMANDS[argv[0]](argv[1:])
-    if argv and not argv[0].startswith("-"):
+    if not argv[0].startswith("-"):
         raise UsageError(
             f"unknown command {short(argv[0])}; choose from {', '.join(COMMANDS)} "
             "(or generate with --widths)"

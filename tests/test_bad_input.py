@@ -170,7 +170,7 @@ D = "damaged/"
 
 CASES = [
     # generate: --widths
-    ([], 2, "--widths"),
+    ([], 2, "give --widths W,W,... to generate a module, or a command: retune, show"),
     (["--widths", ""], 2, "comma-separated"),
     (["--widths", "  "], 2, "comma-separated"),
     (["--widths", "256"], 2, "at least 2"),

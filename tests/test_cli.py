@@ -86,6 +86,17 @@ def mod_spec(mod):
     return MLPSpec.from_dict(mod.SPEC)
 
 
+def test_version_is_the_installed_packages(capsys):
+    """mlpgen --version prints the version the package was installed as, exit 0."""
+    import importlib.metadata
+
+    import mlpgen
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"mlpgen {mlpgen.__version__}\n"
+    assert importlib.metadata.version("mlpgen") == mlpgen.__version__
+
+
 def test_tune_options_come_typed_from_the_command_line():
     """The tuner gets a TuneOptions, never the argparse namespace."""
     from mlpgen.cli import generate_parser, tune_options
