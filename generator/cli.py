@@ -80,7 +80,8 @@ def add_tune_options(p: argparse.ArgumentParser, search_title: str = "search") -
         "--batches",
         type=batches_arg,
         default=DEFAULT_BUCKETS,
-        help=f"batch-size buckets to tune, 1..{MAX_BATCH} (default: %(default)s)",
+        help=f"batch-size buckets to tune, 1..{MAX_BATCH} "
+        f"(default: {','.join(map(str, DEFAULT_BUCKETS))})",
     )
     search = Flags(p, search_title)
     search.add_argument(
@@ -372,7 +373,7 @@ def cmd_show(argv: list[str]) -> int:
         description="Print a module's spec and tuned configs (read with ast; nothing runs).",
     )
     p.add_argument("path", help="a module written by mlpgen")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the spec, tables and provenance as JSON")
     args = p.parse_args(argv)
     _, spec, tuned, provenance = existing_module(args.path)
     from mlpgen.emit import graph_cell, kernel_text
