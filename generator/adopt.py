@@ -622,7 +622,7 @@ def report_text(
 ) -> str:
     """The report as `mlpgen scan` prints it: each spec with its blocks, whether `out` holds its
     module already (not in `missing`), and the command that tunes it; then what is left and
-    why."""
+    why (the blocks left for one reason on one line)."""
     lines = []
     for spec in report.specs:
         paths = [r.path for r in report.replaced if r.spec == spec]
@@ -631,6 +631,9 @@ def report_text(
         lines.append(f"  tune: {tune_hint(spec, Path(out))}")
     if not report.specs:
         lines.append("no MLP block to fuse")
+    by_reason: dict[str, list[str]] = {}  # blocks left for one reason on one line
     for left in report.left:
-        lines.append(f"left {left.path}: {left.reason}")
+        by_reason.setdefault(left.reason, []).append(left.path)
+    for reason, paths in by_reason.items():
+        lines.append(f"left {', '.join(paths)}: {reason}")
     return "\n".join(lines)

@@ -446,6 +446,18 @@ def test_scan_prints_the_specs_with_their_tune_commands_and_what_is_left(tmp_pat
     assert digest(tmp_path) == before  # no module, no bytecode cache
 
 
+def test_the_report_lists_blocks_left_for_one_reason_on_one_line():
+    from mlpgen.adopt import Left, Report, report_text
+
+    left = [Left("a.attn", "3 inputs"), Left("b", "no activation"), Left("c.attn", "3 inputs")]
+    lines = report_text(Report(left=left)).splitlines()
+    assert lines == [
+        "no MLP block to fuse",
+        "left a.attn, c.attn: 3 inputs",
+        "left b: no activation",
+    ]
+
+
 def test_scan_says_which_modules_out_holds_already(tmp_path, capsys):
     (tmp_path / "models.py").write_text(textwrap.dedent(MODELS))
     write_module(
